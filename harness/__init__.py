@@ -1,0 +1,1 @@
+"""kubelab: reproducible Kubernetes installation labs on libvirt guests."""

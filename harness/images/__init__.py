@@ -1,0 +1,1 @@
+"""Guest images: recipes under images/, builds cached by recipe hash."""

@@ -1,0 +1,222 @@
+"""Build a guest image offline from Debian's packages.
+
+debootstrap -> recipe files + customize.sh -> kernel/initrd out for direct
+kernel boot -> `mkfs.ext4 -d` (no loop device, no mount) -> qcow2. The
+work happens in a hidden folder next to the cache entry and is renamed into
+place only when complete, so an interrupted build leaves nothing half-made.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+from .. import paths
+from ..errors import ImageError
+from ..fsutil import write_json
+from ..progress import Progress
+from . import store
+from .recipe import ARCH, Recipe, host_mirror
+
+DISK_SIZE = "8G"
+CMDLINE = "root=/dev/vda rw console=ttyS0 net.ifnames=0 quiet"
+DEBOOTSTRAP_TIMEOUT = 1800
+# Versions every manifest reports by name; the full package list is kept too.
+KEY_PACKAGES = ("containerd", "runc", "systemd", "openssh-server", "containernetworking-plugins", "iptables")
+
+
+def ensure(recipe: Recipe, progress: Progress | None = None, rebuild: bool = False) -> store.Image:
+    """The image for `recipe`, built if it is not in the cache."""
+    progress = progress or Progress()
+    if not rebuild:
+        image = store.find(recipe)
+        if image:
+            return image
+    root = paths.images_dir()
+    root.mkdir(parents=True, exist_ok=True)
+    lock_path = root / f".lock-{recipe.image_id}"
+    with open(lock_path, "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            progress.note(f"image {recipe.image_id}: another build is running; waiting for it")
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        if not rebuild:
+            image = store.find(recipe)
+            if image:
+                return image
+        return _build(recipe, progress)
+
+
+def _run(cmd: list[str], what: str, timeout: float, env=None, progress: Progress | None = None) -> str:
+    """Run a build command, streaming its lines to the progress line; on failure
+    the error carries the command and the last lines it printed."""
+    start = time.monotonic()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env=env, errors="replace")
+    lines: list[str] = []
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append(line.rstrip("\n"))
+            if progress:
+                progress.update(f"{what}: {line.strip()[:100]}")
+            if time.monotonic() - start > timeout:
+                proc.kill()
+                raise ImageError(f"{what}: `{' '.join(cmd)}` took longer than {timeout:g}s" + _tail(lines))
+        proc.wait(timeout=max(1, timeout - (time.monotonic() - start)))
+    except BaseException:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        raise
+    if proc.returncode != 0:
+        raise ImageError(f"{what}: `{' '.join(cmd)}` exited {proc.returncode}" + _tail(lines))
+    return "\n".join(lines)
+
+
+def _tail(lines: list[str], n: int = 20) -> str:
+    return "\n  last output:\n" + "\n".join("    " + l for l in lines[-n:]) if lines else ""
+
+
+def _unmount_below(path: Path) -> None:
+    """debootstrap mounts /proc and /sys in the target; a killed build can leave them."""
+    prefix = str(path.resolve()) + "/"
+    mounts = []
+    for line in Path("/proc/mounts").read_text().splitlines():
+        target = line.split()[1].replace("\\040", " ")
+        if target.startswith(prefix):
+            mounts.append(target)
+    for target in sorted(mounts, key=len, reverse=True):
+        subprocess.run(["umount", "-l", target], capture_output=True)
+
+
+def remove_tree(path: Path) -> None:
+    if path.exists():
+        _unmount_below(path)
+        subprocess.run(["rm", "-rf", "--one-file-system", str(path)], check=False)
+
+
+def _copy_files(src: Path, dest: Path) -> None:
+    for path in sorted(src.rglob("*")):
+        target = dest / path.relative_to(src)
+        if path.is_dir():
+            target.mkdir(parents=True, exist_ok=True)
+        else:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, target)
+            os.chown(target, 0, 0)
+
+
+def _package_versions(rootfs: Path) -> dict[str, str]:
+    out = subprocess.run(
+        ["dpkg-query", f"--admindir={rootfs}/var/lib/dpkg", "-W", "-f", "${Package}\t${Version}\t${Status}\n"],
+        capture_output=True, text=True, check=True,
+    ).stdout
+    versions = {}
+    for line in out.splitlines():
+        name, version, status = line.split("\t")
+        if status.endswith(" installed"):
+            versions[name] = version
+    return versions
+
+
+def _os_release(rootfs: Path) -> dict[str, str]:
+    info = {}
+    for line in (rootfs / "etc/os-release").read_text().splitlines():
+        key, _, value = line.partition("=")
+        if key:
+            info[key] = value.strip('"')
+    return info
+
+
+def _kernel_files(rootfs: Path) -> tuple[Path, Path, str]:
+    kernels = sorted((rootfs / "boot").glob("vmlinuz-*"))
+    if len(kernels) != 1:
+        raise ImageError(f"expected one kernel in {rootfs}/boot, found {[k.name for k in kernels]}")
+    release = kernels[0].name[len("vmlinuz-"):]
+    initrd = rootfs / "boot" / f"initrd.img-{release}"
+    if not initrd.exists():
+        raise ImageError(f"no initrd for kernel {release} in {rootfs}/boot (initramfs-tools missing?)")
+    return kernels[0], initrd, release
+
+
+def _build(recipe: Recipe, progress: Progress) -> store.Image:
+    final = paths.images_dir() / recipe.image_id
+    work = paths.images_dir() / f".build-{recipe.image_id}-{os.getpid()}"
+    rootfs = work / "rootfs"
+    remove_tree(work)
+    work.mkdir(parents=True)
+    started = time.time()
+    try:
+        mirror = host_mirror()
+        cmd = ["debootstrap", "--variant=minbase", f"--arch={ARCH}",
+               f"--include={','.join(recipe.packages())}",
+               f"--cache-dir={_deb_cache(recipe.suite)}",
+               recipe.suite, str(rootfs)]
+        if mirror:
+            cmd.append(mirror)
+        with progress.step(f"image {recipe.image_id}: debootstrap {recipe.suite}"):
+            _run(cmd, "debootstrap", DEBOOTSTRAP_TIMEOUT, progress=progress)
+        with progress.step(f"image {recipe.image_id}: customize"):
+            _copy_files(recipe.directory / "files", rootfs)
+            env = dict(os.environ, ROOTFS=str(rootfs))
+            _run([str(recipe.directory / "customize.sh")], "customize.sh", 300, env=env, progress=progress)
+            versions = _package_versions(rootfs)
+            os_release = _os_release(rootfs)
+            debian_version = (rootfs / "etc/debian_version").read_text().strip()
+            kernel, initrd, release = _kernel_files(rootfs)
+            shutil.copy2(kernel, work / "vmlinuz")
+            shutil.copy2(initrd, work / "initrd.img")
+        with progress.step(f"image {recipe.image_id}: filesystem and qcow2"):
+            raw = work / "root.raw"
+            _run(["truncate", "-s", DISK_SIZE, str(raw)], "truncate", 60)
+            _run(["mkfs.ext4", "-q", "-F", "-L", "root", "-d", str(rootfs), str(raw)], "mkfs.ext4", 600)
+            remove_tree(rootfs)
+            _run(["qemu-img", "convert", "-O", "qcow2", str(raw), str(work / "root.qcow2")], "qemu-img", 600)
+            raw.unlink()
+        manifest = {
+            "schema": store.MANIFEST_SCHEMA,
+            "id": recipe.image_id,
+            "recipe": recipe.name,
+            "recipe_digest": recipe.digest(),
+            "suite": recipe.suite,
+            "arch": ARCH,
+            "mirror": mirror or "(debootstrap default)",
+            "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
+            "build_seconds": round(time.time() - started, 1),
+            "cmdline": CMDLINE,
+            "disk_size": DISK_SIZE,
+            "versions": {
+                "os": os_release.get("PRETTY_NAME", "?"),
+                "debian_version": debian_version,
+                "kernel": release,
+                **{p: versions.get(p, "absent") for p in KEY_PACKAGES},
+            },
+            "packages": versions,
+        }
+        write_json(work / "manifest.json", manifest)
+        for f in work.iterdir():
+            f.chmod(0o644)
+        work.chmod(0o755)
+        remove_tree(final)
+        os.rename(work, final)
+    except BaseException:
+        remove_tree(work)
+        raise
+    progress.note(f"image {recipe.image_id}: built in {time.time() - started:.0f}s")
+    return store.load(final)
+
+
+def _deb_cache(suite: str) -> Path:
+    d = paths.cache_dir() / "debs" / suite
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def remove(image: store.Image) -> None:
+    remove_tree(image.directory)

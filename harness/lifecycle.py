@@ -1,0 +1,135 @@
+"""Bringing labs up and down: input checks, host preparation, teardown on failure.
+
+`up` refuses bad input before anything exists; once it starts creating, any
+failure or Ctrl-C tears down what was made. `down_all` also sweeps objects no
+state file knows (left by a SIGKILL).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+
+from . import host
+from .errors import HarnessError, UsageError
+from .images import build as image_build
+from .images.recipe import Recipe, check_suite
+from .lab import MAX_LAB_NAME, MAX_MACHINE_NAME, Lab, LabSpec, MachineSpec, check_name
+from .machines.base import MachineBackend
+from .progress import Progress
+
+# What a TCG guest costs the host beyond its RAM (QEMU, 128 MiB translation cache, THP).
+GUEST_OVERHEAD_MIB = 600
+MAX_MACHINES = 16
+BACKENDS = ("libvirt",)
+
+
+def backend_for(name: str) -> MachineBackend:
+    if name == "libvirt":
+        from .machines.libvirt import LibvirtBackend
+
+        return LibvirtBackend()
+    raise UsageError(f"unknown backend `{name}`: choose one of {', '.join(BACKENDS)}")
+
+
+def plan_lab(machines: int, suite: str, cpus: int, memory: int, name: str | None = None,
+             backend: str = "libvirt", available_mib: int | None = None) -> LabSpec:
+    """Check every input at once; raise UsageError listing all problems."""
+    problems = []
+    if not 1 <= machines <= MAX_MACHINES:
+        problems.append(f"--machines {machines}: must be 1..{MAX_MACHINES}")
+    try:
+        check_suite(suite)
+    except UsageError as exc:
+        problems.append(str(exc))
+    ncpu = os.cpu_count() or 1
+    if not 1 <= cpus <= ncpu:
+        problems.append(f"--cpus {cpus}: must be 1..{ncpu} (this host has {ncpu} cores)")
+    if memory < 256:
+        problems.append(f"--memory {memory}: at least 256 MiB per machine")
+    if backend not in BACKENDS:
+        problems.append(f"--backend {backend}: choose one of {', '.join(BACKENDS)}")
+    name = name or f"lab-{secrets.token_hex(2)}"
+    problems += check_name("lab", name, MAX_LAB_NAME)
+    if machines >= 1 and memory >= 256:
+        need = machines * (memory + GUEST_OVERHEAD_MIB)
+        have = available_mib if available_mib is not None else host.available_memory() >> 20
+        if need > have:
+            problems.append(
+                f"--memory {memory} x {machines} machine(s) needs about {need} MiB "
+                f"({GUEST_OVERHEAD_MIB} MiB QEMU overhead each) but the host has {have} MiB available"
+            )
+    if problems:
+        raise UsageError("refusing to create the lab:\n  " + "\n  ".join(problems))
+    specs = tuple(MachineSpec(f"node{i + 1}", "node", cpus, memory) for i in range(machines))
+    for m in specs:
+        assert not check_name("machine", m.name, MAX_MACHINE_NAME)
+    return LabSpec(name, suite, backend, specs)
+
+
+def up(spec: LabSpec, progress: Progress | None = None) -> Lab:
+    progress = progress or Progress()
+    host.prepare(log=progress.note)
+    backend = backend_for(spec.backend)
+    backend.check()
+    image = image_build.ensure(Recipe.debian(spec.suite), progress)
+    lab = Lab.create(spec, {
+        "id": image.id, "directory": str(image.directory), "versions": image.versions,
+    })
+    try:
+        backend.up(lab, progress)
+        lab.set_status("up")
+        progress.note(f"lab `{lab.name}` is up: {len(spec.machines)} machine(s); state in {lab.directory}")
+        return lab
+    except BaseException as exc:
+        interrupted = isinstance(exc, KeyboardInterrupt)
+        progress.note(f"lab `{lab.name}`: {'interrupted' if interrupted else 'failed'}; removing what was created")
+        # After a failure the state folder (serial logs) stays for diagnosis;
+        # `lab.down NAME` removes it. An interrupt leaves nothing.
+        _teardown(lab, backend, progress, keep_folder=not interrupted)
+        raise
+
+
+def _teardown(lab: Lab, backend: MachineBackend, progress: Progress, keep_folder: bool = False) -> None:
+    lab.set_status("destroying")
+    try:
+        removed = backend.destroy(lab)
+    except BaseException as exc:  # leave the state file so `lab.down` can finish the job
+        progress.note(f"lab `{lab.name}`: teardown incomplete ({exc}); run `invoke lab.down {lab.name}`")
+        raise
+    for item in removed:
+        progress.note(f"removed {item}")
+    if keep_folder:
+        lab.set_status("failed")
+        progress.note(f"lab `{lab.name}`: logs kept in {lab.directory}; `invoke lab.down {lab.name}` removes them")
+    else:
+        lab.remove()
+
+
+def down(name: str, progress: Progress | None = None) -> None:
+    progress = progress or Progress()
+    lab = Lab.load(name)
+    backend = backend_for(lab.state["backend"])
+    _teardown(lab, backend, progress)
+    progress.note(f"lab `{name}` removed")
+
+
+def down_all(progress: Progress | None = None) -> list[str]:
+    """Every lab, then every kubelab object that no lab claims."""
+    progress = progress or Progress()
+    failures = []
+    for name in Lab.names():
+        try:
+            down(name, progress)
+        except HarnessError as exc:
+            failures.append(f"{name}: {exc}")
+    removed = []
+    for backend_name in BACKENDS:
+        backend = backend_for(backend_name)
+        backend.check()
+        removed += backend.remove_leftovers(keep_labs=set(Lab.names()))
+    for item in removed:
+        progress.note(f"removed leftover {item}")
+    if failures:
+        raise HarnessError("some labs could not be removed:\n  " + "\n  ".join(failures))
+    return removed

@@ -1,0 +1,1 @@
+"""Machine backends: create, list, snapshot and destroy lab machines."""

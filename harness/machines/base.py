@@ -1,0 +1,75 @@
+"""What every machine backend offers, and the plain data it works with.
+
+Backends know nothing about Kubernetes; faults and probes know nothing about
+backends: they get a Machine and talk to it through its SshTarget.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
+
+from ..remote.ssh import SshTarget
+
+if TYPE_CHECKING:
+    from ..lab import Lab
+    from ..progress import Progress
+
+# Every libvirt object kubelab creates starts with this, and domains also carry
+# kubelab metadata, so a janitor can find leftovers no state file knows about.
+PREFIX = "kubelab-"
+METADATA_NS = "urn:x-kubelab:lab:1"
+METADATA_PREFIX = "kubelab"
+
+
+@dataclass(frozen=True)
+class Machine:
+    name: str
+    role: str
+    state: str  # "running", "shut off", "absent", ...
+    ip: str
+    ssh: SshTarget
+
+
+class MachineBackend(abc.ABC):
+    name: ClassVar[str]
+
+    @abc.abstractmethod
+    def check(self) -> None:
+        """Raise BackendUnavailable, with the fix, if this host cannot use the backend."""
+
+    @abc.abstractmethod
+    def up(self, lab: "Lab", progress: "Progress") -> list[Machine]:
+        """Create and boot every machine of `lab`; return them once SSH answers.
+        Records each object in the lab state as soon as it exists. Raises
+        BackendError or MachineTimeout; the caller tears down on any failure."""
+
+    @abc.abstractmethod
+    def machines(self, lab: "Lab") -> list[Machine]:
+        """The lab's machines as the backend sees them now (state may be `absent`)."""
+
+    @abc.abstractmethod
+    def destroy(self, lab: "Lab") -> list[str]:
+        """Remove every object of `lab`; idempotent. Returns what was removed."""
+
+    @abc.abstractmethod
+    def snapshot(self, lab: "Lab", machine: str, tag: str) -> None:
+        """Save the machine's state under `tag`. May raise Unsupported."""
+
+    @abc.abstractmethod
+    def restore(self, lab: "Lab", machine: str, tag: str, timeout: float) -> None:
+        """Return the machine to snapshot `tag` and wait until SSH answers."""
+
+    @abc.abstractmethod
+    def collect_logs(self, lab: "Lab", machine: str, dest: Path) -> list[Path]:
+        """Copy the machine's console log and definition into `dest`."""
+
+    @abc.abstractmethod
+    def leftovers(self) -> list[str]:
+        """Objects of this backend that look like kubelab's, whatever their lab."""
+
+    @abc.abstractmethod
+    def remove_leftovers(self, keep_labs: set[str]) -> list[str]:
+        """Remove kubelab objects that belong to no lab in `keep_labs`."""

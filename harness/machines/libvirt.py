@@ -1,0 +1,493 @@
+"""Machines as libvirt domains (libvirt-python, qemu:///system).
+
+Per lab: one isolated network (own bridge and /24, fixed address per MAC),
+and per machine a qcow2 overlay on the cached base image plus a read-only
+seed disk, both volumes of kubelab's `kubelab` storage pool. Snapshots are
+libvirt internal snapshots of the running machine (disk and memory, in the
+overlay), so a restore returns a running machine without a reboot.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import ipaddress
+import re
+import shutil
+import socket
+import struct
+import threading
+import time
+import xml.etree.ElementTree as ET
+from contextlib import contextmanager
+from pathlib import Path
+
+import libvirt
+
+from .. import paths
+from ..errors import BackendError, BackendUnavailable, ConnectError, HostKeyMismatch, MachineTimeout, UsageError
+from ..host import LIBVIRT_URI
+from ..remote.ssh import SshRemote
+from . import accel
+from .base import METADATA_NS, PREFIX, Machine, MachineBackend
+from .libvirt_xml import (DomainPlan, NetworkPlan, domain_xml, ip_for, mac_for, network_xml,
+                          overlay_volume_xml, pool_xml)
+from .seed import seed_tar
+
+POOL = "kubelab"
+# systemd's console line when the guest's seed unit failed (the name is cut short there).
+SEED_FAILED = re.compile(r"Failed to start .{0,20}kubelab-se")
+SUBNET_CANDIDATES = [f"192.168.{n}.0/24" for n in range(100, 200)]
+BOOT_TIMEOUT = 300.0
+SHUTDOWN_TIMEOUT = 60.0
+_STATES = {
+    libvirt.VIR_DOMAIN_NOSTATE: "no state", libvirt.VIR_DOMAIN_RUNNING: "running",
+    libvirt.VIR_DOMAIN_BLOCKED: "blocked", libvirt.VIR_DOMAIN_PAUSED: "paused",
+    libvirt.VIR_DOMAIN_SHUTDOWN: "shutting down", libvirt.VIR_DOMAIN_SHUTOFF: "shut off",
+    libvirt.VIR_DOMAIN_CRASHED: "crashed", libvirt.VIR_DOMAIN_PMSUSPENDED: "suspended",
+}
+
+# libvirt prints every error to stderr unless told otherwise; we raise instead.
+libvirt.registerErrorHandler(lambda *_: None, None)
+
+
+def domain_name(lab: str, machine: str) -> str:
+    return f"{PREFIX}{lab}.{machine}"
+
+
+def network_name(lab: str) -> str:
+    return f"{PREFIX}{lab}"
+
+
+def disk_volume(lab: str, machine: str) -> str:
+    return f"{PREFIX}{lab}.{machine}.qcow2"
+
+
+def seed_volume(lab: str, machine: str) -> str:
+    return f"{PREFIX}{lab}.{machine}.seed"
+
+
+def lab_of(object_name: str) -> str | None:
+    """`kubelab-demo.node1.qcow2` -> `demo`; None for names that are not kubelab's."""
+    if not object_name.startswith(PREFIX):
+        return None
+    return object_name[len(PREFIX):].split(".")[0]
+
+
+def _not_found(exc: libvirt.libvirtError) -> bool:
+    return exc.get_error_code() in (
+        libvirt.VIR_ERR_NO_DOMAIN, libvirt.VIR_ERR_NO_NETWORK, libvirt.VIR_ERR_NO_STORAGE_VOL,
+        libvirt.VIR_ERR_NO_STORAGE_POOL, libvirt.VIR_ERR_NO_DOMAIN_SNAPSHOT,
+    )
+
+
+def host_routes() -> list[ipaddress.IPv4Network]:
+    """IPv4 networks the host already routes (from /proc/net/route)."""
+    nets = []
+    for line in Path("/proc/net/route").read_text().splitlines()[1:]:
+        f = line.split()
+        dest = socket.inet_ntoa(struct.pack("<L", int(f[1], 16)))
+        mask = socket.inet_ntoa(struct.pack("<L", int(f[7], 16)))
+        if mask != "0.0.0.0":
+            nets.append(ipaddress.ip_network(f"{dest}/{mask}", strict=False))
+    return nets
+
+
+def pick_subnet(taken: list[ipaddress.IPv4Network], candidates=SUBNET_CANDIDATES) -> str:
+    for cand in candidates:
+        net = ipaddress.ip_network(cand)
+        if not any(net.overlaps(t) for t in taken):
+            return cand
+    raise BackendError(f"no free /24 left among {candidates[0]} .. {candidates[-1]}: `invoke lab.down --all` removes old labs")
+
+
+class LibvirtBackend(MachineBackend):
+    name = "libvirt"
+
+    def __init__(self, uri: str = LIBVIRT_URI):
+        self.uri = uri
+        self._conn: libvirt.virConnect | None = None
+
+    # -- connection --------------------------------------------------------
+    @property
+    def conn(self) -> libvirt.virConnect:
+        if self._conn is None:
+            try:
+                self._conn = libvirt.open(self.uri)
+            except libvirt.libvirtError as exc:
+                raise BackendUnavailable(
+                    f"cannot connect to libvirt at {self.uri}: {exc.get_error_message()}\n"
+                    "  fix: `invoke doctor` (starts virtlogd and libvirtd when run as root)"
+                ) from None
+        return self._conn
+
+    def check(self) -> None:
+        self.conn.getVersion()
+        caps = ET.fromstring(self.conn.getCapabilities())
+        if caps.find(".//guest/arch[@name='x86_64']") is None:
+            raise BackendUnavailable("libvirt offers no x86_64 guests: apt-get install -y qemu-system-x86")
+
+    @contextmanager
+    def _host_lock(self):
+        """Serialises pool creation and subnet choice between concurrent kubelab runs."""
+        paths.home_dir().mkdir(parents=True, exist_ok=True)
+        with open(paths.home_dir() / ".libvirt.lock", "w") as f:
+            fcntl.flock(f, fcntl.LOCK_EX)
+            yield
+
+    def _pool(self) -> libvirt.virStoragePool:
+        try:
+            pool = self.conn.storagePoolLookupByName(POOL)
+        except libvirt.libvirtError as exc:
+            if not _not_found(exc):
+                raise
+            target = paths.volumes_dir()
+            target.mkdir(parents=True, exist_ok=True)
+            target.chmod(0o711)
+            pool = self.conn.storagePoolDefineXML(pool_xml(POOL, str(target)), 0)
+        if not pool.isActive():
+            pool.create(0)
+        return pool
+
+    # -- up ----------------------------------------------------------------
+    def up(self, lab, progress) -> list[Machine]:
+        from ..images import store
+
+        image = store.load(Path(lab.state["image"]["directory"]))
+        verdict = accel.decide(image.kernel)
+        progress.note(f"acceleration: {verdict.describe()}")
+        with self._host_lock():
+            pool = self._pool()
+            taken = host_routes() + self._libvirt_subnets()
+            subnet = pick_subnet(taken)
+            bridge = f"kubelab{ipaddress.ip_network(subnet).network_address.packed[2]}"
+            hosts = []
+            for i, m in enumerate(lab.state["machines"]):
+                m["domain"] = domain_name(lab.name, m["name"])
+                m["mac"] = mac_for(lab.name, m["name"])
+                m["ip"] = ip_for(subnet, i)
+                hosts.append((m["mac"], m["name"], m["ip"]))
+            plan = NetworkPlan(network_name(lab.name), bridge, subnet, tuple(hosts))
+            lab.state["network"] = {"name": plan.name, "bridge": bridge, "subnet": subnet, "gateway": plan.gateway}
+            lab.state["domain_type"] = verdict.domain_type
+            lab.save()
+            with progress.step(f"network {plan.name} ({subnet}, isolated)"):
+                lab.record("networks", plan.name)
+                net = self.conn.networkDefineXML(network_xml(plan))
+                net.create()
+        capacity = self._virtual_size(image.disk)
+        domains = {}
+        for m in lab.state["machines"]:
+            with progress.step(f"machine {m['name']}: disks and definition"):
+                seed_name = seed_volume(lab.name, m["name"])
+                lab.record("volumes", seed_name)
+                key = lab.host_key_path(m["name"])
+                data = seed_tar(m["name"], key.read_bytes(), lab.host_public_key(m["name"]),
+                                Path(f"{lab.client_key}.pub").read_text())
+                seed_path = paths.volumes_dir() / seed_name
+                seed_path.write_bytes(data)
+                seed_path.chmod(0o644)
+                disk_name = disk_volume(lab.name, m["name"])
+                lab.record("volumes", disk_name)
+                vol = pool.createXML(overlay_volume_xml(disk_name, str(image.disk), capacity), 0)
+                pool.refresh(0)
+                dplan = DomainPlan(
+                    name=m["domain"], lab=lab.name, machine=m["name"], role=m["role"],
+                    domain_type=verdict.domain_type, cpus=m["cpus"], memory_mib=m["memory_mib"],
+                    kernel=str(image.kernel), initrd=str(image.initrd), cmdline=image.cmdline,
+                    disk=vol.path(), seed=str(seed_path), network=plan.name, mac=m["mac"],
+                    serial_log=str(lab.serial_log(m["name"])),
+                )
+                lab.record("domains", m["domain"])
+                domains[m["name"]] = self.conn.defineXML(domain_xml(dplan))
+        for name, dom in domains.items():
+            with progress.step(f"machine {name}: start"):
+                dom.create()
+        self._wait_all_ssh(lab, domains, BOOT_TIMEOUT, progress)
+        return self.machines(lab)
+
+    @staticmethod
+    def _virtual_size(disk: Path) -> int:
+        import json
+        import subprocess
+
+        out = subprocess.run(["qemu-img", "info", "--output=json", "-U", str(disk)],
+                             capture_output=True, text=True, check=True, timeout=30).stdout
+        return int(json.loads(out)["virtual-size"])
+
+    def _libvirt_subnets(self) -> list[ipaddress.IPv4Network]:
+        nets = []
+        for net in self.conn.listAllNetworks(0):
+            for ip in ET.fromstring(net.XMLDesc(0)).findall("ip"):
+                addr, mask, prefix = ip.get("address"), ip.get("netmask"), ip.get("prefix")
+                if addr and ":" not in addr:
+                    nets.append(ipaddress.ip_network(f"{addr}/{mask or prefix or 24}", strict=False))
+        return nets
+
+    def _wait_all_ssh(self, lab, domains: dict, timeout: float, progress) -> None:
+        """Wait for SSH on every machine at once; the main thread stays free for Ctrl-C."""
+        cancel = threading.Event()
+        errors: dict[str, BaseException] = {}
+        done: dict[str, float] = {}
+        start = time.monotonic()
+
+        def wait_one(name: str, dom) -> None:
+            try:
+                self._wait_ssh(lab, name, dom, timeout, cancel)
+                done[name] = time.monotonic() - start
+            except BaseException as exc:  # reported by the main thread
+                errors[name] = exc
+
+        threads = [threading.Thread(target=wait_one, args=(n, d), daemon=True) for n, d in domains.items()]
+        for t in threads:
+            t.start()
+        reported = set()
+        try:
+            while any(t.is_alive() for t in threads):
+                for name in sorted(set(done) - reported):
+                    progress.note(f"machine {name}: SSH answers after {done[name]:.1f}s")
+                    reported.add(name)
+                progress.update(f"waiting for SSH on {len(domains) - len(done)} machine(s), {time.monotonic() - start:.0f}s")
+                time.sleep(0.2)
+        finally:
+            cancel.set()
+        for name in sorted(set(done) - reported):
+            progress.note(f"machine {name}: SSH answers after {done[name]:.1f}s")
+        if errors:
+            raise next(iter(errors.values()))
+
+    def _wait_ssh(self, lab, name: str, dom, timeout: float, cancel: threading.Event) -> None:
+        deadline = time.monotonic() + timeout
+        target = lab.ssh_target(name)
+        remote = SshRemote(target, connect_timeout=5)
+        last = "not tried"
+        while not cancel.is_set():
+            if not dom.isActive():
+                raise BackendError(f"machine `{name}` stopped while booting" + self._serial_tail(lab, name))
+            if SEED_FAILED.search(self._serial_text(lab, name)):
+                raise BackendError(f"machine `{name}`: its seed (host key, authorized key) was not applied"
+                                   + self._serial_tail(lab, name, grep="kubelab-seed"))
+            try:
+                remote.connect()
+                remote.close()
+                return
+            except HostKeyMismatch:
+                raise
+            except ConnectError as exc:
+                last = exc.reason
+            if time.monotonic() > deadline:
+                raise MachineTimeout(
+                    f"machine `{name}`: SSH at {target.host}:22 did not answer within "
+                    f"{timeout:g}s; last error: {last}" + self._serial_tail(lab, name)
+                )
+            time.sleep(0.5)
+
+    def wait_ssh(self, lab, name: str, timeout: float) -> None:
+        dom = self.conn.lookupByName(lab.machine(name)["domain"])
+        self._wait_ssh(lab, name, dom, timeout, threading.Event())
+
+    @staticmethod
+    def _serial_text(lab, name: str) -> str:
+        try:
+            return lab.serial_log(name).read_text(errors="replace")
+        except OSError:
+            return ""
+
+    @classmethod
+    def _serial_tail(cls, lab, name: str, n: int = 15, grep: str = "") -> str:
+        log = lab.serial_log(name)
+        lines = [l for l in cls._serial_text(lab, name).splitlines() if grep in l][-n:]
+        if not lines:
+            return f"\n  (nothing in the serial log {log})"
+        return f"\n  last lines of {log}:\n" + "\n".join("    " + l for l in lines)
+
+    # -- inspect -----------------------------------------------------------
+    def machines(self, lab) -> list[Machine]:
+        out = []
+        for m in lab.state["machines"]:
+            state = "absent"
+            if m.get("domain"):
+                try:
+                    dom = self.conn.lookupByName(m["domain"])
+                    state = _STATES.get(dom.state()[0], "unknown")
+                except libvirt.libvirtError as exc:
+                    if not _not_found(exc):
+                        raise
+            ssh = lab.ssh_target(m["name"]) if m.get("ip") else None
+            out.append(Machine(m["name"], m["role"], state, m.get("ip", ""), ssh))
+        return out
+
+    # -- snapshots ---------------------------------------------------------
+    def _domain(self, lab, machine: str):
+        name = lab.machine(machine)["domain"]
+        try:
+            return self.conn.lookupByName(name)
+        except libvirt.libvirtError as exc:
+            raise BackendError(f"domain `{name}` of lab `{lab.name}` is gone: {exc.get_error_message()}") from None
+
+    def snapshot(self, lab, machine: str, tag: str) -> None:
+        if not re.match(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", tag):
+            raise UsageError(f"snapshot tag `{tag}`: use letters, digits, `.`, `_` and `-`")
+        dom = self._domain(lab, machine)
+        xml = (f"<domainsnapshot><name>{tag}</name>"
+               "<disks><disk name='vda' snapshot='internal'/><disk name='vdb' snapshot='no'/></disks>"
+               "</domainsnapshot>")
+        try:
+            dom.snapshotCreateXML(xml, 0)
+        except libvirt.libvirtError as exc:
+            raise BackendError(f"snapshot `{tag}` of machine `{machine}` failed: {exc.get_error_message()}") from None
+        lab.state["snapshots"].setdefault(machine, []).append(tag)
+        lab.save()
+
+    def restore(self, lab, machine: str, tag: str, timeout: float = BOOT_TIMEOUT) -> None:
+        dom = self._domain(lab, machine)
+        try:
+            snap = dom.snapshotLookupByName(tag, 0)
+        except libvirt.libvirtError:
+            known = ", ".join(f"`{t}`" for t in lab.state["snapshots"].get(machine, [])) or "none"
+            raise UsageError(f"machine `{machine}` has no snapshot `{tag}`; its snapshots: {known}") from None
+        try:
+            dom.revertToSnapshot(snap, libvirt.VIR_DOMAIN_SNAPSHOT_REVERT_RUNNING)
+        except libvirt.libvirtError as exc:
+            raise BackendError(f"restore of `{machine}` to `{tag}` failed: {exc.get_error_message()}") from None
+        self.wait_ssh(lab, machine, timeout)
+
+    # -- logs --------------------------------------------------------------
+    def collect_logs(self, lab, machine: str, dest: Path) -> list[Path]:
+        dest.mkdir(parents=True, exist_ok=True)
+        written = []
+        log = lab.serial_log(machine)
+        if log.exists():
+            target = dest / f"{machine}.serial.log"
+            shutil.copyfile(log, target)
+            written.append(target)
+        try:
+            xml = self._domain(lab, machine).XMLDesc(0)
+            target = dest / f"{machine}.domain.xml"
+            target.write_text(xml)
+            written.append(target)
+        except BackendError:
+            pass
+        return written
+
+    # -- teardown ----------------------------------------------------------
+    def _remove_domain(self, name: str) -> bool:
+        try:
+            dom = self.conn.lookupByName(name)
+        except libvirt.libvirtError as exc:
+            if _not_found(exc):
+                return False
+            raise
+        if dom.isActive():
+            try:
+                dom.destroy()
+            except libvirt.libvirtError as exc:
+                if not _not_found(exc):
+                    raise
+        try:
+            dom.undefineFlags(libvirt.VIR_DOMAIN_UNDEFINE_SNAPSHOTS_METADATA)
+        except libvirt.libvirtError as exc:
+            if not _not_found(exc):
+                raise
+        return True
+
+    def _remove_network(self, name: str) -> bool:
+        try:
+            net = self.conn.networkLookupByName(name)
+        except libvirt.libvirtError as exc:
+            if _not_found(exc):
+                return False
+            raise
+        if net.isActive():
+            net.destroy()
+        net.undefine()
+        return True
+
+    def _remove_volume(self, name: str) -> bool:
+        try:
+            pool = self.conn.storagePoolLookupByName(POOL)
+        except libvirt.libvirtError as exc:
+            if _not_found(exc):
+                return False
+            raise
+        if not pool.isActive():
+            pool.create(0)
+        pool.refresh(0)
+        try:
+            vol = pool.storageVolLookupByName(name)
+        except libvirt.libvirtError as exc:
+            if _not_found(exc):
+                return False
+            raise
+        vol.delete(0)
+        return True
+
+    def destroy(self, lab) -> list[str]:
+        removed = []
+        state = lab.state
+        domains = set(state["objects"]["domains"]) | {m["domain"] for m in state["machines"] if m.get("domain")}
+        for name in sorted(domains):
+            if self._remove_domain(name):
+                removed.append(f"domain {name}")
+            lab.forget("domains", name)
+        for name in sorted(state["objects"]["volumes"]):
+            if self._remove_volume(name):
+                removed.append(f"volume {name}")
+            lab.forget("volumes", name)
+        for name in sorted(state["objects"]["networks"]):
+            if self._remove_network(name):
+                removed.append(f"network {name}")
+            lab.forget("networks", name)
+        return removed
+
+    def leftovers(self) -> list[str]:
+        found = [f"domain {d.name()}" for d in self.conn.listAllDomains(0) if self._is_ours(d)]
+        found += [f"network {n.name()}" for n in self.conn.listAllNetworks(0) if n.name().startswith(PREFIX)]
+        try:
+            pool = self.conn.storagePoolLookupByName(POOL)
+            if pool.isActive():
+                pool.refresh(0)
+                found += [f"volume {v.name()}" for v in pool.listAllVolumes(0)]
+        except libvirt.libvirtError as exc:
+            if not _not_found(exc):
+                raise
+        return found
+
+    @staticmethod
+    def _is_ours(dom) -> bool:
+        if dom.name().startswith(PREFIX):
+            return True
+        try:
+            dom.metadata(libvirt.VIR_DOMAIN_METADATA_ELEMENT, METADATA_NS, 0)
+            return True
+        except libvirt.libvirtError:
+            return False
+
+    def remove_leftovers(self, keep_labs: set[str]) -> list[str]:
+        removed = []
+        for dom in self.conn.listAllDomains(0):
+            if self._is_ours(dom) and lab_of(dom.name()) not in keep_labs:
+                if self._remove_domain(dom.name()):
+                    removed.append(f"domain {dom.name()}")
+        try:
+            pool = self.conn.storagePoolLookupByName(POOL)
+        except libvirt.libvirtError as exc:
+            if not _not_found(exc):
+                raise
+            pool = None
+        if pool is not None:
+            if not pool.isActive():
+                pool.create(0)
+            pool.refresh(0)
+            for vol in pool.listAllVolumes(0):
+                if lab_of(vol.name()) not in keep_labs:
+                    vol.delete(0)
+                    removed.append(f"volume {vol.name()}")
+        for net in self.conn.listAllNetworks(0):
+            if net.name().startswith(PREFIX) and lab_of(net.name()) not in keep_labs:
+                if self._remove_network(net.name()):
+                    removed.append(f"network {net.name()}")
+        if pool is not None and not keep_labs and not pool.listAllVolumes(0):
+            pool.destroy()
+            pool.undefine()
+            removed.append(f"pool {POOL}")
+        return removed

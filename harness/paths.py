@@ -1,0 +1,48 @@
+"""Where kubelab keeps things on the host. All outside the checkout.
+
+Root uses /var paths so that libvirt's QEMU user (libvirt-qemu) can read
+images and disks; /root is not traversable for it. Environment variables
+override each location.
+"""
+
+import os
+from pathlib import Path
+
+
+def _default(var: str, root_path: str, user_path: str) -> Path:
+    if os.environ.get(var):
+        return Path(os.environ[var])
+    if os.geteuid() == 0:
+        return Path(root_path)
+    return Path(os.path.expanduser(user_path))
+
+
+def cache_dir() -> Path:
+    """Built images, content-addressed; safe to delete, rebuilt when missing."""
+    return _default("KUBELAB_CACHE", "/var/cache/kubelab", "~/.cache/kubelab")
+
+
+def images_dir() -> Path:
+    return cache_dir() / "images"
+
+
+def home_dir() -> Path:
+    """Lab state folders and the libvirt storage pool of lab disks."""
+    return _default("KUBELAB_HOME", "/var/lib/kubelab", "~/.local/share/kubelab")
+
+
+def labs_dir() -> Path:
+    return home_dir() / "labs"
+
+
+def volumes_dir() -> Path:
+    return home_dir() / "volumes"
+
+
+def run_dir() -> Path:
+    """Per-boot facts (the acceleration probe result)."""
+    return _default("KUBELAB_RUN", "/run/kubelab", "~/.cache/kubelab/run")
+
+
+def project_root() -> Path:
+    return Path(__file__).resolve().parent.parent

@@ -1,0 +1,1 @@
+"""Talking to machines: pinned-key SSH, command results, key material."""
