@@ -172,16 +172,16 @@ def lab_status(c):
             print(f"  {item}")
 
 
-@task(help={"all_": "remove every lab and every kubelab object no lab claims"})
+@task(help={"name": "the lab to destroy", "all_": "remove every lab and every kubelab object no lab claims"})
 @harness_errors
-def lab_down(c, name=None, all_=False):
+def lab_down(c, name="", all_=False):
     """Destroy a lab (machines, disks, network, state folder), or --all of them."""
     if all_:
         lifecycle.down_all(Progress())
     elif name:
         lifecycle.down(name, Progress())
     else:
-        raise UsageError("give a lab NAME or --all")
+        raise UsageError("give --name LAB or --all" + (f" (labs: {', '.join(Lab.names())})" if Lab.names() else ""))
 
 
 # -- the main job -------------------------------------------------------------

@@ -70,7 +70,7 @@ class Lab:
     def create(cls, spec: LabSpec, image: dict) -> "Lab":
         directory = cls.path_for(spec.name)
         if directory.exists():
-            raise LabError(f"lab `{spec.name}` already exists at {directory}: `invoke lab.down {spec.name}` first, or pick another --name")
+            raise LabError(f"lab `{spec.name}` already exists at {directory}: `invoke lab.down -n {spec.name}` first, or pick another --name")
         (directory / "keys").mkdir(parents=True, mode=0o700)
         (directory / "serial").mkdir()
         os.chmod(directory, 0o755)

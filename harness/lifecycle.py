@@ -85,7 +85,7 @@ def up(spec: LabSpec, progress: Progress | None = None) -> Lab:
         interrupted = isinstance(exc, KeyboardInterrupt)
         progress.note(f"lab `{lab.name}`: {'interrupted' if interrupted else 'failed'}; removing what was created")
         # After a failure the state folder (serial logs) stays for diagnosis;
-        # `lab.down NAME` removes it. An interrupt leaves nothing.
+        # `lab.down -n NAME` removes it. An interrupt leaves nothing.
         _teardown(lab, backend, progress, keep_folder=not interrupted)
         raise
 
@@ -95,13 +95,13 @@ def _teardown(lab: Lab, backend: MachineBackend, progress: Progress, keep_folder
     try:
         removed = backend.destroy(lab)
     except BaseException as exc:  # leave the state file so `lab.down` can finish the job
-        progress.note(f"lab `{lab.name}`: teardown incomplete ({exc}); run `invoke lab.down {lab.name}`")
+        progress.note(f"lab `{lab.name}`: teardown incomplete ({exc}); run `invoke lab.down -n {lab.name}`")
         raise
     for item in removed:
         progress.note(f"removed {item}")
     if keep_folder:
         lab.set_status("failed")
-        progress.note(f"lab `{lab.name}`: logs kept in {lab.directory}; `invoke lab.down {lab.name}` removes them")
+        progress.note(f"lab `{lab.name}`: logs kept in {lab.directory}; `invoke lab.down -n {lab.name}` removes them")
     else:
         lab.remove()
 

@@ -49,7 +49,16 @@ def ensure(recipe: Recipe, progress: Progress | None = None, rebuild: bool = Fal
             image = store.find(recipe)
             if image:
                 return image
+        _remove_abandoned_builds(root)
         return _build(recipe, progress)
+
+
+def _remove_abandoned_builds(root: Path) -> None:
+    """Work folders of builds whose process is gone (killed with SIGKILL)."""
+    for work in root.glob(".build-*"):
+        pid = work.name.rsplit("-", 1)[-1]
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            remove_tree(work)
 
 
 def _run(cmd: list[str], what: str, timeout: float, env=None, progress: Progress | None = None) -> str:

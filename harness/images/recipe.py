@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -98,7 +99,7 @@ def _uris(text: str):
         line = line.strip()
         if line.startswith("URIs:"):
             yield from line.split()[1:]
-        elif line.startswith("deb ") and not line.startswith("deb-src"):
-            parts = [p for p in line.split()[1:] if not p.startswith("[")]
-            if parts and "]" not in parts[0]:
+        elif line.startswith("deb "):
+            parts = re.sub(r"\[[^]]*\]", " ", line[4:]).split()
+            if parts:
                 yield parts[0]

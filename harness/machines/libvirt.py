@@ -175,6 +175,8 @@ class LibvirtBackend(MachineBackend):
                 net = self.conn.networkDefineXML(network_xml(plan))
                 net.create()
         capacity = self._virtual_size(image.disk)
+        # The pool may predate a change of KUBELAB_HOME: files go where it points.
+        pool_dir = Path(ET.fromstring(pool.XMLDesc(0)).findtext("target/path"))
         domains = {}
         for m in lab.state["machines"]:
             with progress.step(f"machine {m['name']}: disks and definition"):
@@ -183,7 +185,7 @@ class LibvirtBackend(MachineBackend):
                 key = lab.host_key_path(m["name"])
                 data = seed_tar(m["name"], key.read_bytes(), lab.host_public_key(m["name"]),
                                 Path(f"{lab.client_key}.pub").read_text())
-                seed_path = paths.volumes_dir() / seed_name
+                seed_path = pool_dir / seed_name
                 seed_path.write_bytes(data)
                 seed_path.chmod(0o644)
                 disk_name = disk_volume(lab.name, m["name"])

@@ -1,0 +1,41 @@
+"""Tiers: unit tests need nothing; `vm` tests boot real guests on this host.
+
+A `vm` test whose host cannot run guests is skipped with the reason, except
+under CI=true, where a missing backend is a failure: CI must boot guests.
+"""
+
+import os
+
+import pytest
+
+IN_CI = os.environ.get("CI") == "true"
+
+
+def unavailable(reason: str):
+    if IN_CI:
+        pytest.fail(f"CI=true and the vm tier cannot run: {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def libvirt_backend():
+    from harness import host
+    from harness.errors import HarnessError
+    from harness.machines.libvirt import LibvirtBackend
+
+    try:
+        host.prepare(log=lambda m: None)
+        backend = LibvirtBackend()
+        backend.check()
+    except HarnessError as exc:
+        unavailable(f"libvirt backend unavailable: {exc}")
+    return backend
+
+
+@pytest.fixture(scope="session")
+def bookworm_image(libvirt_backend):
+    from harness.images import build
+    from harness.images.recipe import Recipe
+    from harness.progress import Progress
+
+    return build.ensure(Recipe.debian("bookworm"), Progress())

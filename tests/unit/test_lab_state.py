@@ -1,0 +1,78 @@
+"""The lab state folder."""
+
+import json
+import stat
+
+import pytest
+
+from harness.errors import LabError, UsageError
+from harness.lab import Lab, LabSpec, MachineSpec
+from harness.machines.libvirt import lab_of, pick_subnet
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    monkeypatch.setenv("KUBELAB_HOME", str(tmp_path))
+    return tmp_path
+
+
+def spec(name="demo"):
+    return LabSpec(name, "bookworm", "libvirt", (MachineSpec("node1", "node", 1, 512), MachineSpec("node2", "node", 1, 512)))
+
+
+def test_create_writes_state_and_private_keys(home):
+    lab = Lab.create(spec(), {"id": "img"})
+    state = json.loads((home / "labs/demo/state.json").read_text())
+    assert state["status"] == "creating" and [m["name"] for m in state["machines"]] == ["node1", "node2"]
+    for key in (lab.client_key, lab.host_key_path("node1"), lab.host_key_path("node2")):
+        assert stat.S_IMODE(key.stat().st_mode) == 0o600
+    assert lab.host_public_key("node1") != lab.host_public_key("node2")
+
+
+def test_objects_are_recorded_immediately(home):
+    lab = Lab.create(spec(), {"id": "img"})
+    lab.record("domains", "kubelab-demo.node1")
+    assert Lab.load("demo").state["objects"]["domains"] == ["kubelab-demo.node1"]
+    lab.forget("domains", "kubelab-demo.node1")
+    assert Lab.load("demo").state["objects"]["domains"] == []
+
+
+def test_existing_lab_is_not_overwritten(home):
+    Lab.create(spec(), {"id": "img"})
+    with pytest.raises(LabError, match="lab `demo` already exists"):
+        Lab.create(spec(), {"id": "img"})
+
+
+def test_unknown_lab_lists_known_ones(home):
+    Lab.create(spec("one"), {"id": "img"})
+    with pytest.raises(LabError, match="no lab `two` .*labs: `one`"):
+        Lab.load("two")
+
+
+def test_unknown_machine_lists_machines(home):
+    lab = Lab.create(spec(), {"id": "img"})
+    with pytest.raises(UsageError, match="no machine `node9`; its machines: `node1`, `node2`"):
+        lab.machine("node9")
+
+
+def test_ssh_target_needs_an_address(home):
+    lab = Lab.create(spec(), {"id": "img"})
+    with pytest.raises(LabError, match="has no address yet"):
+        lab.ssh_target("node1")
+    lab.machine("node1")["ip"] = "192.168.100.10"
+    t = lab.ssh_target("node1")
+    assert (t.host, t.port, t.user, t.key_path) == ("192.168.100.10", 22, "root", lab.client_key)
+    assert t.host_key == lab.host_public_key("node1")
+
+
+def test_object_names_map_back_to_their_lab():
+    assert lab_of("kubelab-demo.node1.qcow2") == "demo"
+    assert lab_of("kubelab-my-lab") == "my-lab"
+    assert lab_of("default") is None
+
+
+def test_subnet_choice_avoids_taken_networks():
+    import ipaddress
+
+    taken = [ipaddress.ip_network("192.168.100.0/24"), ipaddress.ip_network("192.168.96.0/21")]
+    assert pick_subnet(taken, ["192.168.100.0/24", "192.168.101.0/24", "192.168.104.0/24"]) == "192.168.104.0/24"

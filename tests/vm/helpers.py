@@ -1,0 +1,37 @@
+"""What the vm tests look at: libvirt's own view of kubelab's objects."""
+
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from harness.machines.libvirt import LibvirtBackend, lab_of
+from harness.paths import project_root
+
+
+def objects_of(lab: str) -> list[str]:
+    """Every libvirt domain, network and kubelab volume that belongs to `lab`."""
+    return [o for o in LibvirtBackend().leftovers() if lab_of(o.split(" ", 1)[1]) == lab]
+
+
+def unique_lab_name(kind: str) -> str:
+    return f"t{kind}-{secrets.token_hex(2)}"
+
+
+def invoke(*args: str, **kw) -> subprocess.Popen:
+    exe = Path(sys.executable).with_name("invoke")
+    return subprocess.Popen([str(exe), *args], cwd=project_root(), stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, **kw)
+
+
+def wait_for(predicate, timeout: float, what: str, interval: float = 0.2):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
