@@ -204,6 +204,74 @@ def demo(c, suite=DEFAULT_SUITE, keep=False):
             lifecycle.down(lab.name, Progress())
 
 
-ns = Collection(doctor, demo)
+# -- scenarios -------------------------------------------------------------------
+@task(default=True, help={
+    "name": "scenario name (scenarios/NAME.yaml) or path",
+    "suite": "run on this Debian suite instead of the scenario's",
+    "keep": "leave the lab up after the run",
+    "control": "negative control: the same scenario without its faults must pass its healthy checks",
+    "dry_run": "print every command that would run on every machine, create nothing",
+})
+@harness_errors
+def scenario_run(c, name, suite=None, keep=False, control=False, dry_run=False):
+    """Run a scenario: inject, observe the failure, recover, verify, report. Exit 0/1/2."""
+    from harness.scenario.load import find, load
+
+    scenario = load(find(name))
+    if suite:
+        from harness.images.recipe import check_suite
+
+        check_suite(suite)
+    if dry_run:
+        from harness.scenario.dryrun import plan_lines
+
+        print("\n".join(plan_lines(scenario, suite or scenario.lab.suite, control)))
+        return
+    from harness.scenario.engine import Engine, Options
+    from harness.scenario.labs import BackendLabs
+
+    host.prepare()
+    result = Engine(scenario, Options(suite=suite, keep=keep, control=control), BackendLabs(), Progress()).run()
+    print(result.directory)
+    if result.exit_code:
+        raise Exit(f"kubelab: {result.result}: {result.reason}", code=result.exit_code)
+
+
+@task(help={"files": "scenario files (default: every scenarios/*.yaml)"}, iterable=["files"])
+@harness_errors
+def scenario_lint(c, files=None):
+    """Validate scenario files; report every problem with file, line and field."""
+    from pathlib import Path
+
+    from harness.scenario.load import ScenarioError, all_files, load_into
+
+    paths = [Path(f) for f in files] if files else all_files()
+    problems: list[str] = []
+    for path in paths:
+        load_into(path, problems)
+    if problems:
+        raise ScenarioError(problems)
+    print(f"{len(paths)} scenario file(s) valid")
+
+
+@task(help={"run_dir": "a run folder (runs/<scenario>/<timestamp>)"})
+@harness_errors
+def report(c, run_dir):
+    """Render report.md, report.html and junit.xml again from a run's run.json."""
+    from pathlib import Path
+
+    from harness.evidence.render import write_reports
+
+    path = Path(run_dir) / "run.json"
+    try:
+        run = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"{path}: cannot read a run record ({exc})") from None
+    for written in write_reports(Path(run_dir), run):
+        print(written)
+
+
+ns = Collection(doctor, demo, report)
+ns.add_collection(Collection("scenario", run=scenario_run, lint=scenario_lint))
 ns.add_collection(Collection("images", build=images_build, list=images_list, prune=images_prune))
 ns.add_collection(Collection("lab", up=lab_up, ssh=lab_ssh, status=lab_status, down=lab_down))

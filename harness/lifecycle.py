@@ -67,6 +67,15 @@ def plan_lab(machines: int, suite: str, cpus: int, memory: int, name: str | None
     return LabSpec(name, suite, backend, specs)
 
 
+def check_capacity(machines, available_mib: int | None = None) -> None:
+    """Refuse machines whose memory the host does not have (before creating any)."""
+    need = sum(m.memory_mib + GUEST_OVERHEAD_MIB for m in machines)
+    have = available_mib if available_mib is not None else host.available_memory() >> 20
+    if need > have:
+        raise UsageError(f"the lab needs about {need} MiB ({GUEST_OVERHEAD_MIB} MiB QEMU overhead per machine) "
+                         f"but the host has {have} MiB available")
+
+
 def up(spec: LabSpec, progress: Progress | None = None) -> Lab:
     progress = progress or Progress()
     host.prepare(log=progress.note)

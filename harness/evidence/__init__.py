@@ -1,0 +1,1 @@
+"""Evidence: run records, redaction and the reports rendered from them."""

@@ -1,0 +1,324 @@
+"""Reports rendered from a run record (run.json, schema kubelab.run/v1).
+
+Markdown and HTML are two serialisations of one list of blocks built by
+`_document`, so both always carry the same facts. Everything shown comes from
+the record; a value it lacks is shown as "—", never guessed.
+"""
+
+from __future__ import annotations
+
+import html as _html
+import xml.etree.ElementTree as ET
+from datetime import datetime, timezone
+from pathlib import Path
+
+from harness.evidence.redact import redact, redact_obj
+from harness.fsutil import write_atomic
+from harness.scenario.model import PHASES
+
+DASH = "—"
+MET = {True: "✔", False: "✘", None: DASH}
+COLOURS = {"ok": "#2e7d32", "failed": "#c62828", "skipped": "#9e9e9e", "running": "#f9a825"}
+VERSION_KEYS = ("os", "kernel", "containerd", "runc", "systemd")
+
+
+# -- facts derived from the record ---------------------------------------------
+
+def _secs(value) -> str:
+    return DASH if value is None else f"{value:.1f}"
+
+
+def _span(item: dict | None):
+    """Seconds from started_at to finished_at, or None if either is missing."""
+    if not item or item.get("started_at") is None or item.get("finished_at") is None:
+        return None
+    return item["finished_at"] - item["started_at"]
+
+
+def _when(ts) -> str:
+    if ts is None:
+        return DASH
+    return datetime.fromtimestamp(ts, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _phase(run: dict, name: str) -> dict | None:
+    return next((p for p in run.get("phases", []) if p.get("name") == name), None)
+
+
+def not_reached(run: dict) -> list[str]:
+    """Phases the engine plans that have no record in this run."""
+    recorded = {p.get("name") for p in run.get("phases", [])}
+    return [p for p in PHASES if p not in recorded]
+
+
+def _timings(run: dict) -> list[tuple[str, object]]:
+    arm = _phase(run, "arm")
+    first = next((o for o in run.get("observations", []) if o.get("kind") == "expect" and o.get("met") is True), None)
+    to_signature = None
+    if arm and first and arm.get("started_at") is not None and first.get("at") is not None:
+        to_signature = first["at"] - arm["started_at"]
+    return [
+        ("arm start → first expect signature met", to_signature),
+        ("recovery (recover phase)", _span(_phase(run, "recover"))),
+        ("verify (verify phase)", _span(_phase(run, "verify"))),
+        ("total (run)", _span(run)),
+    ]
+
+
+# -- the document: a list of blocks ---------------------------------------------
+# ("h", level, text) ("p", text) ("warn", title, lines) ("fields", [(label, value)])
+# ("table", headers, rows) ("code", text) ("links", [(label, href)]) ("timeline",)
+# A field value is text, or (label, href) for a link.
+
+def _document(run: dict) -> list[tuple]:
+    sc, lab, verdict = run.get("scenario", {}), run.get("lab", {}), run.get("verdict", {})
+    name, result = sc.get("name", DASH), verdict.get("result", DASH)
+    doc: list[tuple] = [("h", 1, f"{name}: {result}")]
+    if run.get("status") != "complete":
+        lines = ["This run did not complete (interrupted or crashed); the evidence below is partial."]
+        missing = not_reached(run)
+        lines.append("Phases not reached: " + (", ".join(missing) if missing else "none") + ".")
+        running = [p["name"] for p in run.get("phases", []) if p.get("status") == "running"]
+        if running:
+            lines.append("Still running when it stopped: " + ", ".join(running) + ".")
+        doc.append(("warn", "INCOMPLETE RUN", lines))
+
+    reason = f": {verdict['reason']}" if verdict.get("reason") else ""
+    fields = [
+        ("Verdict", f"{result} (exit code {verdict.get('exit_code', DASH)}){reason}"),
+        ("Claims", ", ".join(sc.get("claims", [])) or DASH),
+        ("Mode", run.get("mode", DASH)),
+        ("Run status", run.get("status", DASH)),
+        ("Scenario file", f"{sc.get('file', DASH)} (sha256 {sc.get('sha256', DASH)})"),
+        ("Lab", f"{lab.get('name', DASH)}: suite {lab.get('suite', DASH)}, "
+                f"backend {lab.get('backend', DASH)}, image {lab.get('image', DASH)}"),
+        ("Acceleration", lab.get("accel") or DASH),
+        ("Started", _when(run.get("started_at"))),
+        ("Finished", _when(run.get("finished_at"))),
+    ]
+    doc += [("h", 2, "Summary"), ("p", sc.get("summary") or DASH), ("fields", fields)]
+
+    versions = [[m, v.get("ip", DASH), *(v.get("versions", {}).get(k) or DASH for k in VERSION_KEYS)]
+                for m, v in run.get("machines", {}).items()]
+    doc += [("h", 2, "Versions"), ("table", ["machine", "ip", *VERSION_KEYS], versions)]
+
+    phases = [[p.get("name", DASH), p.get("status", DASH), _secs(_span(p)), p.get("reason", "")]
+              for p in run.get("phases", [])]
+    doc += [("h", 2, "Phases"), ("table", ["phase", "status", "duration (s)", "reason"], phases), ("timeline",)]
+
+    doc.append(("h", 2, "What was done"))
+    for s in run.get("steps", []):
+        f = [("exit code", str(s.get("exit_code", DASH))), ("duration", f"{_secs(s.get('duration'))} s"),
+             ("started", _when(s.get("started_at")))]
+        if s.get("log"):
+            f.append(("log", (s["log"], s["log"])))
+        title = f"{s.get('index', '')}. {s.get('name', DASH)} on {s.get('machine', DASH)}"
+        doc += [("h", 3, f"{title} ({s.get('phase', DASH)} phase)"), ("code", s.get("command", "")), ("fields", f)]
+
+    doc.append(("h", 2, "What was seen"))
+    for o in run.get("observations", []):
+        met = o.get("met")
+        when = f"{_secs(o.get('after'))} s after the {o.get('phase', DASH)} phase started"
+        when += f", {o.get('polls', DASH)} poll(s)"
+        f = [("expected", o.get("expected") or DASH), ("met", MET.get(met, DASH)),
+             ("probe", o.get("probe") or DASH), ("when", when)]
+        if o.get("source"):
+            f.append(("source", o["source"]))
+        shown = ("matched line", o["matched"]) if o.get("matched") else ("value", o.get("value", ""))
+        title = f"{MET.get(met, DASH)} {o.get('check', DASH)} on {o.get('machine', DASH)} ({o.get('kind', DASH)})"
+        doc += [("h", 3, title), ("fields", f), ("p", shown[0] + ":"), ("code", shown[1])]
+
+    doc += [("h", 2, "Timings"), ("table", ["measure", "seconds"], [[k, _secs(v)] for k, v in _timings(run)])]
+    links = [(f"{e.get('what', DASH)} ({e.get('kind', DASH)}, {e.get('machine', DASH)})", e.get("file", ""))
+             for e in run.get("evidence", [])]
+    doc += [("h", 2, "Evidence files"), ("links", links) if links else ("p", "No evidence files were recorded.")]
+    return doc
+
+
+# -- Markdown ---------------------------------------------------------------------
+
+def _fence(text: str) -> str:
+    # A fence longer than any backtick run inside, so verbatim output cannot close it.
+    longest = run = 0
+    for ch in text:
+        run = run + 1 if ch == "`" else 0
+        longest = max(longest, run)
+    tick = "`" * max(3, longest + 1)
+    return f"{tick}\n{text}\n{tick}"
+
+
+def _md_value(v) -> str:
+    return f"[{v[0]}]({v[1]})" if isinstance(v, tuple) else v
+
+
+def _md_cell(v) -> str:
+    return str(v).replace("|", "\\|").replace("\n", " ")
+
+
+def markdown(run: dict) -> str:
+    """The run as a Markdown narrative an author can paste."""
+    out = []
+    for b in _document(redact_obj(run)):
+        if b[0] == "h":
+            out.append("#" * b[1] + " " + b[2])
+        elif b[0] == "p":
+            out.append(b[1])
+        elif b[0] == "warn":
+            out.append("\n".join([f"> **⚠ {b[1]}**", ">"] + [f"> {line}" for line in b[2]]))
+        elif b[0] == "fields":
+            out.append("\n".join(f"- **{k}:** {_md_value(v)}" for k, v in b[1]))
+        elif b[0] == "table":
+            rows = [b[1], ["---"] * len(b[1])] + b[2]
+            out.append("\n".join("| " + " | ".join(_md_cell(c) for c in r) + " |" for r in rows))
+        elif b[0] == "code":
+            out.append(_fence(b[1]))
+        elif b[0] == "links":
+            out.append("\n".join(f"- [{label}]({href})" for label, href in b[1]))
+    return redact("\n\n".join(out) + "\n")
+
+
+# -- HTML ---------------------------------------------------------------------------
+
+CSS = """body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}
+table{border-collapse:collapse;margin:1rem 0}td,th{border:1px solid #ccc;padding:.25rem .5rem;text-align:left}
+pre{background:#f5f5f5;padding:.5rem;overflow-x:auto;white-space:pre-wrap}
+.warn{border:3px solid #c62828;background:#fdecea;padding:.5rem 1rem;margin:1rem 0}
+svg text{font-size:11px;font-family:sans-serif}"""
+
+
+def _esc(text) -> str:
+    return _html.escape(str(text), quote=True)
+
+
+def _timeline(run: dict) -> str:
+    """Inline SVG: a bar per phase on a shared time axis, a mark per met observation."""
+    phases = [p for p in run.get("phases", []) if p.get("started_at") is not None]
+    if not phases:
+        return "<p>No phase timings were recorded.</p>"
+    known = [t for p in phases for t in (p["started_at"], p.get("finished_at")) if t is not None]
+    known += [o["at"] for o in run.get("observations", []) if o.get("at") is not None]
+    t0, t1 = min(known), max(known)
+    # A phase still running when the run stopped extends to the last recorded moment.
+    ends = [p.get("finished_at") or t1 for p in phases]
+    span = max(t1 - t0, 1e-6)
+    left, width, row = 110, 720, 20
+
+    def x(t: float) -> float:
+        return left + (t - t0) * width / span
+
+    axis_y = 10 + len(phases) * row
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + width + 20}" height="{axis_y + 30}" role="img">',
+             "<title>Phase timeline</title>"]
+    rows = {}
+    for i, (p, end) in enumerate(zip(phases, ends)):
+        y = 10 + i * row
+        rows.setdefault(p.get("name"), y)
+        tip = f"{p.get('name')}: {p.get('status')}, {_secs(_span(p))} s"
+        parts.append(f'<text x="{left - 6}" y="{y + 11}" text-anchor="end">{_esc(p.get("name"))}</text>')
+        x0, w = x(p["started_at"]), max(2.0, x(end) - x(p["started_at"]))
+        parts.append(f'<rect x="{x0:.1f}" y="{y}" width="{w:.1f}" height="14" '
+                     f'fill="{COLOURS.get(p.get("status"), "#555")}"><title>{_esc(tip)}</title></rect>')
+    for o in run.get("observations", []):
+        if o.get("met") is True and o.get("at") is not None:
+            mx, my = x(o["at"]), rows.get(o.get("phase"), 10)
+            parts.append(f'<path class="mark" d="M{mx:.1f} {my} l-4 -6 h8 z M{mx:.1f} {my} v14" stroke="#111" '
+                         f'fill="#111"><title>{_esc(o.get("check", ""))}</title></path>')
+    # At most ~10 ticks, on round numbers of seconds.
+    step = next((s for s in (0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 1800, 3600) if span / s <= 10), 7200)
+    parts.append(f'<line x1="{left}" y1="{axis_y}" x2="{left + width}" y2="{axis_y}" stroke="#555"/>')
+    for k in range(int(span / step) + 1):
+        tx = x(t0 + k * step)
+        parts.append(f'<line x1="{tx:.1f}" y1="{axis_y}" x2="{tx:.1f}" y2="{axis_y + 4}" stroke="#555"/>'
+                     f'<text x="{tx:.1f}" y="{axis_y + 16}" text-anchor="middle">{k * step:g}s</text>')
+    parts.append("</svg>")
+    legend = "green ok, red failed, grey skipped, amber running"
+    return "\n".join(parts) + f"\n<p>Bars: {legend}. Marks: observations that were met (hover for the check).</p>"
+
+
+def _html_value(v) -> str:
+    return f'<a href="{_esc(v[1])}">{_esc(v[0])}</a>' if isinstance(v, tuple) else _esc(v)
+
+
+def html(run: dict) -> str:
+    """The run as a standalone HTML page: inline CSS and SVG, no scripts, no external resources."""
+    run = redact_obj(run)
+    doc = _document(run)
+    out = []
+    for b in doc:
+        if b[0] == "h":
+            out.append(f"<h{b[1]}>{_esc(b[2])}</h{b[1]}>")
+        elif b[0] == "p":
+            out.append(f"<p>{_esc(b[1])}</p>")
+        elif b[0] == "warn":
+            out.append(f'<div class="warn"><p><strong>⚠ {_esc(b[1])}</strong></p>'
+                       + "".join(f"<p>{_esc(line)}</p>" for line in b[2]) + "</div>")
+        elif b[0] == "fields":
+            items = "".join(f"<li><strong>{_esc(k)}:</strong> {_html_value(v)}</li>" for k, v in b[1])
+            out.append(f"<ul>{items}</ul>")
+        elif b[0] == "table":
+            head = "".join(f"<th>{_esc(h)}</th>" for h in b[1])
+            body = "".join("<tr>" + "".join(f"<td>{_esc(c)}</td>" for c in r) + "</tr>" for r in b[2])
+            out.append(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
+        elif b[0] == "code":
+            out.append(f"<pre><code>{_esc(b[1])}</code></pre>")
+        elif b[0] == "links":
+            out.append("<ul>" + "".join(f"<li>{_html_value(link)}</li>" for link in b[1]) + "</ul>")
+        elif b[0] == "timeline":
+            out.append(_timeline(run))
+    title = _esc(doc[0][2])
+    page = (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"/><title>{title}</title>'
+            f"<style>{CSS}</style></head>\n<body>\n" + "\n".join(out) + "\n</body></html>\n")
+    return redact(page)
+
+
+# -- JUnit --------------------------------------------------------------------------
+
+def junit(run: dict) -> str:
+    """JUnit XML: a testcase per asserted observation, per failed or skipped phase, and for an incomplete run."""
+    run = redact_obj(run)
+    name = run.get("scenario", {}).get("name", "unknown")
+    suite = ET.Element("testsuite", name=f"kubelab.{name}")
+    if run.get("started_at") is not None:
+        suite.set("timestamp", datetime.fromtimestamp(run["started_at"], timezone.utc).strftime("%Y-%m-%dT%H:%M:%S"))
+    counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+
+    def case(classname: str, title: str, seconds=None, outcome: str | None = None, message: str = "", text: str = ""):
+        counts["tests"] += 1
+        tc = ET.SubElement(suite, "testcase", classname=classname, name=title, time=f"{seconds or 0:.3f}")
+        if outcome:
+            counts[{"failure": "failures", "error": "errors", "skipped": "skipped"}[outcome]] += 1
+            el = ET.SubElement(tc, outcome, message=message)
+            el.text = text or None
+
+    for o in run.get("observations", []):
+        if o.get("met") is None:  # recorded, not asserted
+            continue
+        failed = o["met"] is False
+        case(f"{name}.{o.get('kind')}", f"{o.get('check')} [{o.get('machine')}]", o.get("after"),
+             "failure" if failed else None,
+             f"expected {o.get('expected')}, got {o.get('value')!r}" if failed else "",
+             f"expected: {o.get('expected')}\nvalue: {o.get('value')}\ncommand: {o.get('command')}" if failed else "")
+    for p in run.get("phases", []):
+        if p.get("status") in ("failed", "skipped"):
+            case(f"{name}.phase", f"phase {p.get('name')}", _span(p),
+                 "error" if p["status"] == "failed" else "skipped", p.get("reason") or p["status"])
+    if run.get("status") != "complete":
+        case(f"{name}.run", "run completed", None, "error",
+             "run incomplete; phases not reached: " + (", ".join(not_reached(run)) or "none"))
+
+    suite.set("time", f"{_span(run) or 0:.3f}")
+    for k, v in counts.items():
+        suite.set(k, str(v))
+    ET.indent(suite)
+    return redact('<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suite, encoding="unicode") + "\n")
+
+
+def write_reports(run_dir: Path, run: dict) -> list[Path]:
+    """Write report.md, report.html and junit.xml into `run_dir` atomically; return their paths."""
+    run_dir = Path(run_dir)
+    outputs = {"report.md": markdown, "report.html": html, "junit.xml": junit}
+    paths = []
+    for filename, render in outputs.items():
+        write_atomic(run_dir / filename, render(run))
+        paths.append(run_dir / filename)
+    return paths

@@ -1,0 +1,18 @@
+"""Faults by kind; one module per family."""
+
+from .base import Fault
+from .containerd import ContainerdCgroupDriver, ContainerdDropin
+from .kernel import ModuleMissing
+from .swap import SwapOn
+from .sysctl import SysctlValue
+
+FAULTS: dict[str, type[Fault]] = {f.kind: f for f in (
+    ModuleMissing, SysctlValue, SwapOn, ContainerdDropin, ContainerdCgroupDriver,
+)}
+
+
+def make(kind: str, params: dict, facts: dict) -> Fault:
+    return FAULTS[kind](params, facts)
+
+
+__all__ = ["FAULTS", "Fault", "make"]

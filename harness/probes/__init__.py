@@ -1,0 +1,19 @@
+"""Probes: what kubelab can observe on a machine, by kind."""
+
+from .base import Context, Probe, Reading
+from .command import Command
+from .containerd import ContainerdConfig
+from .files import FileContent, FileExists
+from .kernel import ModuleLoaded, Swaps, Sysctl
+from .systemd import Journal, UnitState
+
+PROBES: dict[str, type[Probe]] = {p.kind: p for p in (
+    Command, FileExists, FileContent, Sysctl, ModuleLoaded, Swaps, UnitState, Journal, ContainerdConfig,
+)}
+
+
+def make(kind: str, args: dict) -> Probe:
+    return PROBES[kind](**args)
+
+
+__all__ = ["PROBES", "Context", "Probe", "Reading", "make"]

@@ -1,0 +1,56 @@
+"""A probe: one command on a machine and a parser for what it prints.
+
+`command()` is pure (for dry-run and unit tests); `parse()` turns the real
+output into a Reading: `value` for `equals`, `text` (verbatim) for patterns.
+Every parser's docstring shows a real sample of what it parses.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from ..params import Param, resolve
+from ..remote.result import CommandResult
+
+
+@dataclass(frozen=True)
+class Reading:
+    value: Any
+    text: str
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a probe may need beyond its arguments."""
+
+    since: float = 0.0  # epoch seconds: journal probes read from here
+
+
+class Probe:
+    kind: ClassVar[str]
+    ARGS: ClassVar[dict[str, Param]] = {}
+
+    def __init__(self, **args):
+        self.args = resolve(self.ARGS, args)
+
+    def command(self, ctx: Context = Context()) -> str:
+        raise NotImplementedError
+
+    def parse(self, result: CommandResult) -> Reading:
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        return " ".join([self.kind, *(str(v) for v in self.args.values() if v is not None)])
+
+
+def q(value: str) -> str:
+    return shlex.quote(str(value))
+
+
+def output(result: CommandResult) -> str:
+    """stdout and stderr as one verbatim text, stdout first."""
+    if result.stdout and result.stderr:
+        return result.stdout.rstrip("\n") + "\n" + result.stderr
+    return result.stdout or result.stderr

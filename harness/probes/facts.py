@@ -1,0 +1,45 @@
+"""What a machine is: OS, kernel, containerd, runc, systemd, init, cgroup version.
+
+Read once per machine at `prepare`; expectations choose by these versions and
+every report shows them.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..remote.result import CommandResult
+
+COMMAND = (
+    '. /etc/os-release; echo "os=$PRETTY_NAME"; echo "kernel=$(uname -r)"; '
+    'echo "containerd=$(containerd --version 2>/dev/null)"; echo "runc=$(runc --version 2>/dev/null | head -n1)"; '
+    'echo "systemd=$(systemctl --version 2>/dev/null | head -n1)"; echo "pid1=$(cat /proc/1/comm)"; '
+    'echo "cgroupfs=$(stat -fc %T /sys/fs/cgroup)"'
+)
+_VERSION = re.compile(r"\b(\d+\.\d+(?:\.\d+)?[^\s]*)")
+
+
+def parse(result: CommandResult) -> dict[str, str]:
+    """Lines of `key=value` from COMMAND, e.g. on bookworm:
+    `containerd=containerd github.com/containerd/containerd 1.6.20~ds1 1.6.20~ds1-1+deb12u3`
+    `runc=runc version 1.1.5+ds1` `systemd=systemd 252 (252.39-1~deb12u2)` `pid1=systemd`
+    Versions are reduced to their first version-looking token."""
+    raw = dict(l.split("=", 1) for l in result.stdout.splitlines() if "=" in l)
+    facts = {"os": raw.get("os", ""), "kernel": raw.get("kernel", ""), "pid1": raw.get("pid1", ""),
+             "cgroupfs": raw.get("cgroupfs", "")}
+    for name in ("containerd", "runc", "systemd"):
+        text = raw.get(name, "")
+        if name == "systemd":
+            m = re.search(r"\(([^)]+)\)", text) or _VERSION.search(text)
+        else:
+            m = _VERSION.search(text.split(" ", 2)[-1] if name == "containerd" else text)
+        facts[name] = m.group(1) if m else ""
+    return facts
+
+
+def numeric(version: str) -> tuple[int, ...]:
+    """`1.6.20~ds1` -> (1, 6, 20); `2.1` -> (2, 1, 0)."""
+    m = re.match(r"(\d+)(?:\.(\d+))?(?:\.(\d+))?", version or "")
+    if not m:
+        return ()
+    return tuple(int(g or 0) for g in m.groups())

@@ -1,0 +1,1 @@
+"""Scenarios: strict files, their plan, and the engine that runs them."""

@@ -1,0 +1,61 @@
+"""Labs for scenarios: the machines a scenario asks for, on a real backend.
+
+The engine sees only this handle (machines, remote, collect_logs, down), so
+engine tests can hand it scripted machines instead.
+"""
+
+from __future__ import annotations
+
+from .. import lifecycle
+from ..lab import Lab, LabSpec, MachineSpec
+from ..remote.ssh import SshRemote
+
+
+class LabHandle:
+    def __init__(self, lab: Lab, backend):
+        self.lab = lab
+        self.backend = backend
+        self._remotes: dict[str, SshRemote] = {}
+
+    @property
+    def name(self) -> str:
+        return self.lab.name
+
+    @property
+    def machines(self) -> list[str]:
+        return [m["name"] for m in self.lab.state["machines"]]
+
+    def ip(self, machine: str) -> str:
+        return self.lab.machine(machine).get("ip", "")
+
+    def role(self, machine: str) -> str:
+        return self.lab.machine(machine)["role"]
+
+    def remote(self, machine: str) -> SshRemote:
+        if machine not in self._remotes:
+            self._remotes[machine] = SshRemote(self.lab.ssh_target(machine))
+        return self._remotes[machine]
+
+    def collect_logs(self, machine: str, dest):
+        return self.backend.collect_logs(self.lab, machine, dest)
+
+    def describe(self) -> dict:
+        s = self.lab.state
+        return {"name": s["name"], "suite": s["suite"], "backend": s["backend"], "image": s["image"]["id"],
+                "accel": s.get("domain_type", "")}
+
+    def down(self, progress) -> None:
+        for r in self._remotes.values():
+            r.close()
+        lifecycle.down(self.lab.name, progress)
+
+
+class BackendLabs:
+    def __init__(self, backend: str = "libvirt"):
+        self.backend_name = backend
+
+    def up(self, scenario, suite: str, name: str, progress) -> LabHandle:
+        machines = tuple(MachineSpec(m.name, m.role, m.cpus, m.memory) for m in scenario.lab.machines)
+        lifecycle.check_capacity(machines)
+        lab = lifecycle.up(LabSpec(name, suite, self.backend_name, machines), progress)
+        return LabHandle(lab, lifecycle.backend_for(self.backend_name))

@@ -1,0 +1,136 @@
+"""Reports rendered from the example run record."""
+
+import copy
+import json
+import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
+from pathlib import Path
+
+from harness.evidence.render import html, junit, markdown, write_reports
+
+FIXTURE = Path(__file__).parent.parent / "fixtures/runs/br-netfilter-missing/run.json"
+KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmU\n-----END OPENSSH PRIVATE KEY-----"
+
+
+def load() -> dict:
+    return json.loads(FIXTURE.read_text())
+
+
+def incomplete() -> dict:
+    run = load()
+    run["status"] = "incomplete"
+    run["finished_at"] = None
+    run["verdict"] = {"result": "interrupted", "exit_code": 130, "reason": "interrupted"}
+    run["phases"] = run["phases"][:5]
+    run["phases"][-1].update(status="running", finished_at=None)
+    reached = {p["name"] for p in run["phases"]}
+    run["observations"] = [o for o in run["observations"] if o["phase"] in reached]
+    return run
+
+
+class WellFormed(HTMLParser):
+    """Checks every opened tag is closed in order; collects the SVG's tags."""
+
+    VOID = {"meta", "br", "hr", "img", "link", "input"}
+
+    def __init__(self):
+        super().__init__()
+        self.stack, self.svg = [], []
+
+    def handle_starttag(self, tag, attrs):
+        if "svg" in self.stack or tag == "svg":
+            self.svg.append((tag, dict(attrs)))
+        if tag not in self.VOID:
+            self.stack.append(tag)
+
+    def handle_startendtag(self, tag, attrs):
+        if "svg" in self.stack:
+            self.svg.append((tag, dict(attrs)))
+
+    def handle_endtag(self, tag):
+        assert self.stack and self.stack.pop() == tag, f"unbalanced </{tag}>"
+
+
+def parse(page: str) -> WellFormed:
+    p = WellFormed()
+    p.feed(page)
+    p.close()
+    assert p.stack == []
+    return p
+
+
+def test_markdown_tells_what_was_done_and_seen():
+    run = load()
+    md = markdown(run)
+    assert md.startswith("# br-netfilter-missing: not-met")
+    for step in run["steps"]:
+        assert f"\n{step['command']}\n" in md
+    assert "\nsysctl: cannot stat /proc/sys/net/bridge/bridge-nf-call-iptables: No such file or directory\n" in md
+    assert "| prepare | ok | 23.1 |  |" in md
+    assert "| install | skipped | 0.0 | install track `none` |" in md
+    assert "procps-ng sysctl.c (4.0.2, Debian bookworm)" in md
+    assert "| arm start → first expect signature met | 0.8 |" in md
+    assert "| recovery (recover phase) | 23.9 |" in md
+    assert "| total (run) | 71.5 |" in md
+    assert "[serial console (serial, node1)](evidence/node1.serial.log)" in md
+    assert "| node1 | 192.168.100.10 | Debian GNU/Linux 12 (bookworm) | 6.1.0-50-cloud-amd64 |" in md
+    assert "INCOMPLETE" not in md
+
+
+def test_incomplete_run_warns_and_names_the_phases_not_reached():
+    md = markdown(incomplete())
+    warning = md.split("## Summary")[0]
+    assert "INCOMPLETE RUN" in warning
+    assert "Phases not reached: recover, verify, collect, teardown." in warning
+    assert "Still running when it stopped: expect." in warning
+    assert "| total (run) | — |" in md
+    assert "INCOMPLETE RUN" in html(incomplete())
+
+
+def test_html_is_well_formed_with_a_timeline():
+    run = load()
+    page = html(run)
+    svg = parse(page).svg
+    assert [t for t, _ in svg].count("rect") == len(run["phases"])
+    marks = [a for t, a in svg if a.get("class") == "mark"]
+    assert len(marks) == sum(o["met"] is True for o in run["observations"])
+    assert "<script" not in page and "http://" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")
+
+
+def test_html_escapes_injected_markup():
+    run = load()
+    run["scenario"]["summary"] = "<script>alert(1)</script> & co"
+    page = html(run)
+    parse(page)
+    assert "<script>" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; &amp; co" in page
+
+
+def test_junit_counts_asserted_checks_and_skipped_phases():
+    suite = ET.fromstring(junit(load()))
+    assert suite.tag == "testsuite" and suite.get("name") == "kubelab.br-netfilter-missing"
+    assert {k: suite.get(k) for k in ("tests", "failures", "errors", "skipped")} == \
+        {"tests": "4", "failures": "1", "errors": "0", "skipped": "1"}
+    failed = suite.find("testcase[failure]")
+    assert failed.get("classname") == "br-netfilter-missing.verify"
+    assert failed.get("name") == "bridge-nf-call-iptables-is-1 [node1]"
+    assert "equals '1'" in failed.find("failure").get("message")
+    assert suite.find("testcase[skipped]").find("skipped").get("message") == "install track `none`"
+
+
+def test_junit_reports_an_incomplete_run_as_an_error():
+    suite = ET.fromstring(junit(incomplete()))
+    assert (suite.get("tests"), suite.get("errors")) == ("4", "1")
+    error = suite.find("testcase[@name='run completed']/error")
+    assert "recover, verify, collect, teardown" in error.get("message")
+
+
+def test_a_private_key_in_step_output_is_never_emitted(tmp_path):
+    run = load()
+    run["steps"][0]["command"] = f"cat /root/.ssh/id_ed25519\n{KEY}"
+    run["observations"][3]["value"] = KEY  # the failed check, so junit shows it too
+    for path in write_reports(tmp_path, run):
+        text = path.read_text()
+        assert "b3BlbnNzaC1rZXktdjEAAAAABG5vbmU" not in text and "BEGIN OPENSSH" not in text
+        assert "[REDACTED PRIVATE KEY]" in text
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["junit.xml", "report.html", "report.md"]
