@@ -92,6 +92,17 @@ def _tail(lines: list[str], n: int = 20) -> str:
     return "\n  last output:\n" + "\n".join("    " + l for l in lines[-n:]) if lines else ""
 
 
+def _debootstrap_log_errors(rootfs: Path, n: int = 12) -> str:
+    """The lines of debootstrap's own log that say why (it is deleted with the work folder)."""
+    log = rootfs / "debootstrap" / "debootstrap.log"
+    try:
+        lines = log.read_text(errors="replace").splitlines()
+    except OSError:
+        return ""
+    keep = [l for l in lines if any(w in l for w in ("error", "conflict", "rror:", "depends on", "not installing"))]
+    return ("\n  from debootstrap.log:\n" + "\n".join("    " + l for l in keep[-n:])) if keep else ""
+
+
 def _unmount_below(path: Path) -> None:
     """debootstrap mounts /proc and /sys in the target; a killed build can leave them."""
     prefix = str(path.resolve()) + "/"
@@ -155,8 +166,10 @@ def _kernel_files(rootfs: Path) -> tuple[Path, Path, str]:
 
 
 def _build(recipe: Recipe, progress: Progress) -> store.Image:
-    final = paths.images_dir() / recipe.image_id
-    work = paths.images_dir() / f".build-{recipe.image_id}-{os.getpid()}"
+    digest = recipe.digest()  # once: an edit of the recipe mid-build must not rename the result
+    image_id = f"{recipe.name}-{recipe.suite}-{digest[:12]}"
+    final = paths.images_dir() / image_id
+    work = paths.images_dir() / f".build-{image_id}-{os.getpid()}"
     rootfs = work / "rootfs"
     remove_tree(work)
     work.mkdir(parents=True)
@@ -169,9 +182,12 @@ def _build(recipe: Recipe, progress: Progress) -> store.Image:
                recipe.suite, str(rootfs)]
         if mirror:
             cmd.append(mirror)
-        with progress.step(f"image {recipe.image_id}: debootstrap {recipe.suite}"):
-            _run(cmd, "debootstrap", DEBOOTSTRAP_TIMEOUT, progress=progress)
-        with progress.step(f"image {recipe.image_id}: customize"):
+        with progress.step(f"image {image_id}: debootstrap {recipe.suite}"):
+            try:
+                _run(cmd, "debootstrap", DEBOOTSTRAP_TIMEOUT, progress=progress)
+            except ImageError as exc:
+                raise ImageError(f"{exc}{_debootstrap_log_errors(rootfs)}") from None
+        with progress.step(f"image {image_id}: customize"):
             _copy_files(recipe.directory / "files", rootfs)
             env = dict(os.environ, ROOTFS=str(rootfs))
             _run([str(recipe.directory / "customize.sh")], "customize.sh", 300, env=env, progress=progress)
@@ -181,7 +197,7 @@ def _build(recipe: Recipe, progress: Progress) -> store.Image:
             kernel, initrd, release = _kernel_files(rootfs)
             shutil.copy2(kernel, work / "vmlinuz")
             shutil.copy2(initrd, work / "initrd.img")
-        with progress.step(f"image {recipe.image_id}: filesystem and qcow2"):
+        with progress.step(f"image {image_id}: filesystem and qcow2"):
             raw = work / "root.raw"
             _run(["truncate", "-s", DISK_SIZE, str(raw)], "truncate", 60)
             _run(["mkfs.ext4", "-q", "-F", "-L", "root", "-d", str(rootfs), str(raw)], "mkfs.ext4", 600)
@@ -190,9 +206,9 @@ def _build(recipe: Recipe, progress: Progress) -> store.Image:
             raw.unlink()
         manifest = {
             "schema": store.MANIFEST_SCHEMA,
-            "id": recipe.image_id,
+            "id": image_id,
             "recipe": recipe.name,
-            "recipe_digest": recipe.digest(),
+            "recipe_digest": digest,
             "suite": recipe.suite,
             "arch": ARCH,
             "mirror": mirror or "(debootstrap default)",
@@ -217,7 +233,7 @@ def _build(recipe: Recipe, progress: Progress) -> store.Image:
     except BaseException:
         remove_tree(work)
         raise
-    progress.note(f"image {recipe.image_id}: built in {time.time() - started:.0f}s")
+    progress.note(f"image {image_id}: built in {time.time() - started:.0f}s")
     return store.load(final)
 
 

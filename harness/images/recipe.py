@@ -51,12 +51,14 @@ class Recipe:
         return sorted(p for p in self.directory.rglob("*") if p.is_file())
 
     def packages(self) -> list[str]:
-        text = (self.directory / "packages.txt").read_text()
+        """packages.txt: one package a line, `#` comments; `name @suite1,suite2`
+        limits a package to those suites."""
         out = []
-        for line in text.splitlines():
-            line = line.split("#", 1)[0].strip()
-            if line:
-                out.append(line)
+        for line in (self.directory / "packages.txt").read_text().splitlines():
+            name, _, suites = line.split("#", 1)[0].strip().partition("@")
+            name = name.strip()
+            if name and (not suites or self.suite in suites.replace(" ", "").split(",")):
+                out.append(name)
         return out
 
     def digest(self) -> str:

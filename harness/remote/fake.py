@@ -21,6 +21,7 @@ class FakeRemote:
         self.host = host
         self.script = {cmd: list(responses) for cmd, responses in (script or {}).items()}
         self.calls: list[str] = []
+        self.unscripted: list[str] = []  # kept even if the caller swallows the error
 
     def expect(self, command: str, *responses: tuple) -> "FakeRemote":
         """Responses are (exit_code, stdout[, stderr]); the last one repeats."""
@@ -31,6 +32,7 @@ class FakeRemote:
         self.calls.append(command)
         responses = self.script.get(command)
         if not responses:
+            self.unscripted.append(command)
             raise UnscriptedCommand(f"{self.host}: unscripted command {command!r}")
         spec = responses.pop(0) if len(responses) > 1 else responses[0]
         code, out, err = (tuple(spec) + ("",))[:3]

@@ -31,7 +31,7 @@ def plan_lines(scenario: Scenario, suite: str, control: bool = False) -> list[st
     machines = [m.name for m in scenario.lab.machines]
     known = facts or {}
     out = [f"# scenario {scenario.name} ({'control' if control else 'fault'} run) on {suite}"]
-    out.append(f"# machines: " + ", ".join(f"{m.name} ({m.cpus} vCPU, {m.memory} MiB)" for m in scenario.lab.machines))
+    out.append("# machines: " + ", ".join(f"{m.name} ({m.cpus} vCPU, {m.memory} MiB)" for m in scenario.lab.machines))
     out.append("# facts from the image manifest: " + (
         ", ".join(f"{k} {facts[k]}" for k in ("containerd", "runc", "kernel")) if facts
         else "none (image not built yet): version-dependent steps are shown with their condition"))

@@ -61,7 +61,8 @@ def lab_name(scenario: str) -> str:
 
 
 class Engine:
-    def __init__(self, scenario: Scenario, options: Options, labs, progress: Progress | None = None):
+    def __init__(self, scenario: Scenario, options: Options, labs, progress: Progress | None = None,
+                 clock=time.monotonic, sleep=time.sleep):
         self.scenario = scenario
         self.options = options
         self.labs = labs  # provider: up(scenario, suite, name, progress) -> lab handle
@@ -73,6 +74,7 @@ class Engine:
         self.since = 0.0
         self.failed_phase: str | None = None
         self.record: RunRecord | None = None
+        self.clock, self.sleep = clock, sleep  # injectable: tests run polls and reboots on a fake clock
 
     # -- the run -------------------------------------------------------------
     def run(self) -> RunResult:
@@ -96,11 +98,13 @@ class Engine:
             interrupted = True
             self.progress.note("interrupted: collecting what there is and tearing down")
         finally:
-            self._finally_phases(interrupted)
+            interrupted = self._finally_phases() or interrupted
         return self._verdict(interrupted)
 
-    def _finally_phases(self, interrupted: bool) -> None:
+    def _finally_phases(self) -> bool:
+        """Collect and teardown, whatever happened before. True if interrupted here."""
         rec = self.record
+        interrupted = False
         try:
             self._phase("collect", self._collect, always=True)
         except KeyboardInterrupt:
@@ -110,7 +114,12 @@ class Engine:
             if self.lab is not None:
                 self.progress.note(f"lab `{self.lab.name}` kept: `invoke lab.down -n {self.lab.name}` removes it")
         else:
-            self._phase("teardown", self._teardown, always=True)
+            try:
+                self._phase("teardown", self._teardown, always=True)
+            except KeyboardInterrupt:  # a second Ctrl-C: finish tearing down all the same
+                self._teardown(None)
+                interrupted = True
+        return interrupted
 
     def _phase(self, name: str, fn, always: bool = False) -> None:
         rec = self.record
@@ -266,7 +275,8 @@ class Engine:
 
     def _observe(self, kind: str, phase: str, check: Check, machine: str, entry) -> dict:
         probe = make_probe(check.probe.kind, check.probe.args)
-        outcome: Outcome = evaluate(check, self.lab.remote(machine), Context(since=self.since), probe=probe)
+        outcome: Outcome = evaluate(check, self.lab.remote(machine), Context(since=self.since), probe=probe,
+                                    clock=self.clock, sleep=self.sleep)
         obs = self.record.observation(kind, phase, check, machine, outcome, entry["started_at"], probe.describe())
         mark = "recorded" if obs["met"] is None else ("met" if obs["met"] else "NOT met")
         self.progress.note(f"{phase}: {check.name} on {machine}: {mark} ({obs['matched'][:80] or obs['value']!r})")
@@ -276,13 +286,13 @@ class Engine:
         """Reboot and wait until the machine answers with a new boot id."""
         remote = self.lab.remote(machine)
         before = remote.run("cat /proc/sys/kernel/random/boot_id", timeout=30, check=True).stdout.strip()
-        started_wall, started = time.time(), time.monotonic()
+        started_wall, started = time.time(), self.clock()
         remote.run("systemctl reboot", timeout=30)
         remote.close()
         deadline = started + timeout
         last = ""
-        while time.monotonic() < deadline:
-            time.sleep(1.0)
+        while self.clock() < deadline:
+            self.sleep(1.0)
             try:
                 now = remote.run("cat /proc/sys/kernel/random/boot_id", timeout=10).stdout.strip()
             except HarnessError as exc:
@@ -292,7 +302,7 @@ class Engine:
             if now and now != before:
                 from ..remote.result import CommandResult
 
-                took = time.monotonic() - started
+                took = self.clock() - started
                 self.record.step(phase, name, machine, CommandResult(
                     machine, "systemctl reboot  # then wait for a new boot id", 0,
                     f"boot id {before} -> {now}; answered after {took:.1f}s\n", "", started_wall, took))

@@ -82,7 +82,8 @@ def _with_imports(path: Path, problems: list[str], stack: tuple = ()) -> Source 
         problems.append(f"{path}: cannot read: {exc.strerror}")
         return None
     if not isinstance(src.data, dict):
-        problems.append(f"{path}:1: (top level): found {type(src.data).__name__}; allowed: a mapping of scenario fields")
+        file, line = src.positions.get((), (str(path), 1))
+        problems.append(f"{file}:{line}: (top level): found {_show(src.data)}; allowed: a mapping of scenario fields")
         return None
     imports = src.data.pop("import", [])
     if isinstance(imports, str):
@@ -96,7 +97,8 @@ def _with_imports(path: Path, problems: list[str], stack: tuple = ()) -> Source 
         target = (path.parent / rel).resolve()
         file, line = src.where(("import", i))
         if target in stack or target == path.resolve():
-            problems.append(f"{file}:{line}: import[{i}]: `{rel}` imports itself (cycle)")
+            chain = " -> ".join(p.name for p in (*stack, path.resolve(), target))
+            problems.append(f"{file}:{line}: import[{i}]: `{rel}` closes an import cycle: {chain}")
             continue
         if not target.exists():
             problems.append(f"{file}:{line}: import[{i}]: found `{rel}`; allowed: a file relative to {path.parent} (it does not exist)")
@@ -273,7 +275,7 @@ def _check(c: _Checker, raw, path, kind: str) -> Check | None:
     m = c.mapping(raw, path, required=("name", "probe"), optional=keys[2:])
     if m is None:
         return None
-    name = c.name(m.get("name"), path + ("name",))
+    name = c.name(m.get("name"), path + ("name",)) if "name" in m else None
     probe = None
     praw = m.get("probe")
     if isinstance(praw, dict) and len(praw) == 1:
@@ -298,7 +300,8 @@ def _check(c: _Checker, raw, path, kind: str) -> Check | None:
     if "count" in m:
         cm = c.mapping(m["count"], path + ("count",), required=("pattern",), optional=("min", "max"))
         if cm is not None:
-            c.regex(cm.get("pattern"), path + ("count", "pattern"))
+            if "pattern" in cm:
+                c.regex(cm["pattern"], path + ("count", "pattern"))
             low = c.integer(cm.get("min", 0), path + ("count", "min"), 0)
             high = cm.get("max")
             if high is not None:
@@ -345,16 +348,18 @@ def _lab(c: _Checker, raw, path) -> LabDef | None:
     if m is None:
         return None
     suite = m.get("suite")
-    if "suite" in m and suite not in SUITES:
+    if "suite" in m and (not isinstance(suite, str) or suite not in SUITES):
         c.bad(path + ("suite",), f"found {_show(suite)}; allowed: {', '.join(SUITES)}")
     machines = []
     raw_machines = c.listing(m.get("machines"), path + ("machines",))
-    if "machines" in m and not raw_machines:
-        c.bad(path + ("machines",), "found an empty list; allowed: at least one machine")
+    if "machines" in m and m["machines"] in (None, []):
+        c.bad(path + ("machines",), f"found {'nothing' if m['machines'] is None else 'an empty list'}; allowed: at least one machine")
     for i, item in enumerate(raw_machines):
         mp = path + ("machines", i)
         mm = c.mapping(item, mp, required=("name",), optional=("role", "cpus", "memory"))
         if mm is None:
+            continue
+        if "name" not in mm:
             continue
         name = mm.get("name")
         if not isinstance(name, str) or not NAME_RE.match(name) or len(name) > MAX_MACHINE_NAME:
@@ -369,7 +374,7 @@ def _lab(c: _Checker, raw, path) -> LabDef | None:
         memory = c.integer(mm.get("memory", 1024), mp + ("memory",), 256)
         machines.append(MachineDef(name, str(role), cpus or 1, memory or 1024))
     c.machines = [x.name for x in machines]
-    return LabDef(str(suite), tuple(machines)) if suite in SUITES and machines else None
+    return LabDef(str(suite), tuple(machines)) if isinstance(suite, str) and suite in SUITES and machines else None
 
 
 def _faults(c: _Checker, raw, path) -> tuple[FaultDef, ...]:
@@ -379,8 +384,10 @@ def _faults(c: _Checker, raw, path) -> tuple[FaultDef, ...]:
         m = c.mapping(item, fp, required=("kind",), optional=("target", "phase", "params"))
         if m is None:
             continue
+        if "kind" not in m:
+            continue
         kind = m.get("kind")
-        if kind not in FAULTS:
+        if not isinstance(kind, str) or kind not in FAULTS:
             c.bad(fp + ("kind",), f"found {_show(kind)}; allowed: {', '.join(FAULTS)}")
             continue
         phase = m.get("phase", "before-install")
@@ -408,7 +415,7 @@ def _steps(c: _Checker, raw, path) -> tuple[StepDef, ...]:
         if "run" in m:
             c.string(m["run"], sp + ("run",), allowed="a shell command")
         timeout = c.duration(m.get("timeout", 120), sp + ("timeout",))
-        name = c.name(m.get("name"), sp + ("name",))
+        name = c.name(m.get("name"), sp + ("name",)) if "name" in m else None
         if name:
             out.append(StepDef(name, c.target(m.get("target"), sp + ("target",)), m.get("run"),
                                m.get("reboot") is True, m.get("recover_faults") is True, timeout or 120.0))
@@ -463,9 +470,10 @@ def validate(src: Source, path: Path, problems: list[str]) -> Scenario | None:
     verify = _checks(c, top.get("verify"), ("verify",), "verify")
     observe = _checks(c, top.get("observe"), ("observe",), "observe")
     evidence = _evidence(c, top.get("evidence"), ("evidence",))
-    if faults and not expect and "faults" in top:
+    if faults and not expect and not top.get("expect"):
         c.bad(("expect",), "a scenario with faults needs at least one expectation (what the fault looks like)")
-    if faults and not any(s.recover_faults or s.run for s in recover) and "faults" in top:
+    raw_recover = top.get("recover") if isinstance(top.get("recover"), list) else []
+    if faults and not any(isinstance(s, dict) and ("run" in s or "recover_faults" in s) for s in raw_recover):
         c.bad(("recover",), "a scenario with faults needs a recovery: a `run` step or `recover_faults: true`")
     if len(problems) > before or lab is None or name is None or summary is None:
         return None

@@ -56,6 +56,12 @@ def test_packages_skip_comments_and_blanks(recipe_dir):
     assert Recipe(recipe_dir, "bookworm").packages() == ["systemd", "kmod"]
 
 
+def test_packages_limited_to_suites(recipe_dir):
+    (recipe_dir / "packages.txt").write_text("systemd\ninitramfs-tools @bookworm,trixie\ndracut @sid\n")
+    assert Recipe(recipe_dir, "trixie").packages() == ["systemd", "initramfs-tools"]
+    assert Recipe(recipe_dir, "sid").packages() == ["systemd", "dracut"]
+
+
 def test_real_recipe_has_what_a_node_needs():
     pkgs = set(Recipe.debian("bookworm").packages())
     assert {"systemd", "openssh-server", "containerd", "runc", "containernetworking-plugins", "kmod",

@@ -1,0 +1,239 @@
+"""Engine sequencing against scripted machines: exact commands, in order, and verdicts."""
+
+import json
+import textwrap
+
+from harness.probes.facts import COMMAND as FACTS
+from harness.remote.fake import FakeRemote
+from harness.scenario.engine import Engine, Options
+from harness.scenario.load import load
+
+BOOKWORM_FACTS = (0, "os=Debian GNU/Linux 12 (bookworm)\nkernel=6.1.0-50-cloud-amd64\n"
+                     "containerd=containerd github.com/containerd/containerd 1.6.20~ds1 1.6.20~ds1-1+deb12u3\n"
+                     "runc=runc version 1.1.5+ds1\nsystemd=systemd 252 (252.39-1~deb12u2)\npid1=systemd\ncgroupfs=cgroup2fs\n")
+SID_FACTS = (0, BOOKWORM_FACTS[1].replace("1.6.20~ds1 1.6.20~ds1-1+deb12u3", "2.1.9~ds1 2.1.9~ds1-1"))
+
+
+class FakeLab:
+    name = "fake-lab"
+
+    def __init__(self, remotes):
+        self.remotes = remotes
+        self.downs = 0
+
+    @property
+    def machines(self):
+        return list(self.remotes)
+
+    def remote(self, name):
+        return self.remotes[name]
+
+    def ip(self, name):
+        return "192.0.2.10"
+
+    def role(self, name):
+        return "node"
+
+    def collect_logs(self, name, dest):
+        return []
+
+    def describe(self):
+        return {"name": self.name, "suite": "bookworm", "backend": "fake", "image": "none", "accel": "none"}
+
+    def down(self, progress):
+        self.downs += 1
+
+
+class FakeLabs:
+    def __init__(self, lab):
+        self.lab = lab
+
+    def up(self, scenario, suite, name, progress):
+        return self.lab
+
+
+class FakeClock:
+    """Polls and reboots advance this clock instead of waiting."""
+
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self):
+        return self.now
+
+    def sleep(self, seconds):
+        self.now += seconds
+
+
+def scenario_file(tmp_path, body):
+    common = tmp_path / "_common.yaml"
+    common.write_text("apiVersion: kubelab/v1\nkind: Scenario\nlab:\n  suite: bookworm\n  machines: [{name: node1}]\n")
+    path = tmp_path / "demo.yaml"
+    path.write_text("name: demo\nsummary: a demo\nimport: [_common.yaml]\n" + textwrap.dedent(body))
+    return load(path)
+
+
+IP_FORWARD = """
+faults:
+  - {kind: sysctl-value, params: {key: net.ipv4.ip_forward, value: "0", good: "1"}}
+expect:
+  - {name: ip-off, probe: {sysctl: {key: net.ipv4.ip_forward}}, equals: "0"}
+recover:
+  - {name: fix, recover_faults: true}
+  - {name: again, reboot: true}
+verify:
+  - {name: ip-on, probe: {sysctl: {key: net.ipv4.ip_forward}}, equals: "1"}
+evidence:
+  - {file: /etc/sysctl.d/99-kubernetes.conf}
+"""
+
+
+def ip_forward_remote(armed=True, after_fix="1"):
+    r = FakeRemote("node1")
+    r.expect(FACTS, BOOKWORM_FACTS)
+    r.expect("sysctl -w net.ipv4.ip_forward=0", (0, "net.ipv4.ip_forward = 0\n"))
+    r.expect("sysctl net.ipv4.ip_forward", (0, f"net.ipv4.ip_forward = {0 if armed else 1}\n"),
+             (0, f"net.ipv4.ip_forward = {0 if armed else 1}\n"), (0, f"net.ipv4.ip_forward = {after_fix}\n"))
+    r.expect("printf '%s = %s\\n' net.ipv4.ip_forward 1 > /etc/sysctl.d/99-kubernetes.conf", (0, ""))
+    r.expect("sysctl -p /etc/sysctl.d/99-kubernetes.conf", (0, "net.ipv4.ip_forward = 1\n"))
+    r.expect("cat /proc/sys/kernel/random/boot_id", (0, "boot-a\n"), (0, "boot-b\n"))
+    r.expect("systemctl reboot", (0, ""))
+    r.expect("cat /etc/sysctl.d/99-kubernetes.conf", (0, "net.ipv4.ip_forward = 1\n"))
+    return r
+
+
+def run(scenario, remote, tmp_path, **opts):
+    lab = FakeLab({"node1": remote})
+    clock = FakeClock()
+    result = Engine(scenario, Options(runs_root=tmp_path / "runs", **opts), FakeLabs(lab),
+                    clock=clock, sleep=clock.sleep).run()
+    record = json.loads((result.directory / "run.json").read_text())
+    return result, record, lab
+
+
+def test_fault_run_sends_exactly_these_commands_in_order(tmp_path):
+    remote = ip_forward_remote()
+    result, record, lab = run(scenario_file(tmp_path, IP_FORWARD), remote, tmp_path)
+    assert remote.unscripted == []
+    assert remote.calls == [
+        FACTS,
+        "sysctl -w net.ipv4.ip_forward=0",                      # arm
+        "sysctl net.ipv4.ip_forward",                           # armed-check
+        "sysctl net.ipv4.ip_forward",                           # expect
+        "printf '%s = %s\\n' net.ipv4.ip_forward 1 > /etc/sysctl.d/99-kubernetes.conf",
+        "sysctl -p /etc/sysctl.d/99-kubernetes.conf",           # recover
+        "cat /proc/sys/kernel/random/boot_id", "systemctl reboot", "cat /proc/sys/kernel/random/boot_id",
+        "sysctl net.ipv4.ip_forward",                           # verify
+        "cat /etc/sysctl.d/99-kubernetes.conf",                 # collect
+    ]
+    assert (result.exit_code, result.result) == (0, "met")
+    assert [p["name"] for p in record["phases"]] == ["prepare", "arm", "armed-check", "install", "expect",
+                                                   "recover", "verify", "collect", "teardown"]
+    assert [p["status"] for p in record["phases"]] == ["ok", "ok", "ok", "skipped", "ok", "ok", "ok", "ok", "ok"]
+    assert record["status"] == "complete" and lab.downs == 1
+    assert record["machines"]["node1"]["versions"]["containerd"] == "1.6.20~ds1"
+    for name in ("report.md", "report.html", "junit.xml"):
+        assert (result.directory / name).exists()
+
+
+def test_fault_that_did_not_take_is_an_infrastructure_failure(tmp_path):
+    remote = ip_forward_remote(armed=False)
+    result, record, lab = run(scenario_file(tmp_path, IP_FORWARD), remote, tmp_path)
+    assert (result.exit_code, result.result) == (2, "error")
+    assert "armed-check failed" in result.reason and "sysctl-value on node1" in result.reason
+    status = {p["name"]: (p["status"], p["reason"]) for p in record["phases"]}
+    for later in ("expect", "recover", "verify"):
+        assert status[later] == ("skipped", "skipped: armed-check failed")
+    assert status["collect"][0] == "ok" and status["teardown"][0] == "ok" and lab.downs == 1
+    assert remote.unscripted == []
+
+
+def test_expectation_not_met_still_recovers_and_verifies(tmp_path):
+    body = IP_FORWARD.replace('{name: ip-off, probe: {sysctl: {key: net.ipv4.ip_forward}}, equals: "0"}',
+                              '{name: ip-off, probe: {sysctl: {key: net.ipv4.ip_forward}}, pattern: "no such line"}')
+    remote = ip_forward_remote()
+    result, record, _ = run(scenario_file(tmp_path, body), remote, tmp_path)
+    assert (result.exit_code, result.result) == (1, "not-met")
+    assert result.reason == "1 check(s) not met: expect ip-off on node1"
+    assert [o["met"] for o in record["observations"] if o["kind"] != "armed"] == [False, True]
+    assert remote.unscripted == []
+
+
+def test_control_run_injects_nothing_but_prepares_the_host(tmp_path):
+    remote = ip_forward_remote(after_fix="1")
+    remote.script["sysctl net.ipv4.ip_forward"] = [(0, "net.ipv4.ip_forward = 1\n")]
+    result, record, _ = run(scenario_file(tmp_path, IP_FORWARD), remote, tmp_path, control=True)
+    assert "sysctl -w net.ipv4.ip_forward=0" not in remote.calls
+    assert "sysctl -p /etc/sysctl.d/99-kubernetes.conf" in remote.calls
+    status = {p["name"]: (p["status"], p["reason"]) for p in record["phases"]}
+    assert status["arm"] == status["armed-check"] == ("skipped", "control run: no faults")
+    assert [o["kind"] for o in record["observations"]] == ["verify"]
+    assert record["mode"] == "control" and result.exit_code == 0
+    assert result.directory.name.endswith("-control")
+
+
+DROPIN_BY_VERSION = """
+expect:
+  - name: old-path
+    probe: {containerd-config: {key: 'plugins."io.containerd.grpc.v1.cri".cni.bin_dir'}}
+    equals: /opt/cni/bin
+    versions: {containerd: "<2.0"}
+  - name: new-path
+    probe: {containerd-config: {key: 'plugins."io.containerd.cri.v1.runtime".cni.bin_dir'}}
+    equals: /usr/lib/cni
+    versions: {containerd: ">=2.0"}
+"""
+
+
+def test_expectations_are_chosen_by_the_machines_versions(tmp_path):
+    remote = FakeRemote("node1")
+    remote.expect(FACTS, SID_FACTS)
+    remote.expect("containerd config dump", (0, "version = 3\n[plugins.'io.containerd.cri.v1.runtime'.cni]\n  bin_dir = '/usr/lib/cni'\n"))
+    result, record, _ = run(scenario_file(tmp_path, DROPIN_BY_VERSION), remote, tmp_path)
+    old, new = record["observations"]
+    assert old["check"] == "old-path" and old["met"] is None
+    assert old["matched"] == "not applicable: versions containerd <2.0 (machine has containerd 2.1.9~ds1)"
+    assert new["met"] is True and new["matched"] == "/usr/lib/cni"
+    assert result.exit_code == 0 and remote.unscripted == []
+
+
+def test_a_failing_command_in_recovery_stops_the_run_with_exit_2(tmp_path):
+    remote = ip_forward_remote()
+    remote.script["sysctl -p /etc/sysctl.d/99-kubernetes.conf"] = [(255, "", "sysctl: permission denied on key 'x'\n")]
+    result, record, lab = run(scenario_file(tmp_path, IP_FORWARD), remote, tmp_path)
+    assert result.exit_code == 2
+    recover = next(p for p in record["phases"] if p["name"] == "recover")
+    assert recover["status"] == "failed"
+    assert "`sysctl -p /etc/sysctl.d/99-kubernetes.conf` on node1 exited 255" in recover["reason"]
+    assert "permission denied" in recover["reason"]
+    assert lab.downs == 1
+
+
+def test_keep_leaves_the_lab_up(tmp_path):
+    remote = ip_forward_remote()
+    result, record, lab = run(scenario_file(tmp_path, IP_FORWARD), remote, tmp_path, keep=True)
+    assert lab.downs == 0
+    assert record["phases"][-1] == {**record["phases"][-1], "name": "teardown", "status": "skipped",
+                                    "reason": "--keep: the lab stays up"}
+
+
+def test_interrupt_leaves_an_incomplete_record_and_tears_down(tmp_path):
+    remote = ip_forward_remote()
+    calls = {"n": 0}
+    real_run = remote.run
+
+    def interrupting_run(command, **kw):
+        if command == "sysctl net.ipv4.ip_forward":
+            calls["n"] += 1
+            if calls["n"] == 2:  # the first poll of the expect phase
+                raise KeyboardInterrupt
+        return real_run(command, **kw)
+
+    remote.run = interrupting_run
+    result, record, lab = run(scenario_file(tmp_path, IP_FORWARD), remote, tmp_path)
+    assert (result.exit_code, result.result) == (2, "interrupted")
+    assert record["status"] == "incomplete"
+    expect = next(p for p in record["phases"] if p["name"] == "expect")
+    assert (expect["status"], expect["reason"]) == ("failed", "interrupted")
+    assert [p["name"] for p in record["phases"]][-2:] == ["collect", "teardown"] and lab.downs == 1
+    assert "incomplete" in (result.directory / "report.md").read_text().lower()
