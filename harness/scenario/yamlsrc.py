@@ -69,6 +69,8 @@ def _convert(node, path, file, positions, loader):
                 raise YamlProblem(file, key_node.start_mark.line + 1,
                                   f"{format_path(path + (key,))}: duplicate key `{key}`")
             out[key] = _convert(value_node, path + (key,), file, positions, loader)
+            # a block value starts on the line after its key; problems belong at `key:`
+            positions[path + (key,)] = (file, key_node.start_mark.line + 1)
         return out
     if isinstance(node, yaml.SequenceNode):
         return [_convert(v, path + (i,), file, positions, loader) for i, v in enumerate(node.value)]

@@ -1,0 +1,846 @@
+"""Scenario lint: malformed files -> the exact problems, with file, line and field path.
+
+Every case writes a scenario to tmp_path (its `name` matches the file stem) and
+compares the full problem list. Paths in problems are made relative to
+tmp_path; tmp_path itself, where a message names a directory, reads `<tmp>`.
+A missing key is reported at the first line of the mapping that lacks it.
+"""
+
+import os
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from harness.faults import FAULTS
+from harness.paths import project_root
+from harness.probes import PROBES
+from harness.scenario.load import ScenarioError, load
+
+FAULT_KINDS = ", ".join(FAULTS)
+PROBE_KINDS = ", ".join(PROBES)
+CPUS = os.cpu_count() or 1
+TOP_KEYS = "apiVersion, kind, name, summary, lab, claims, install, faults, expect, recover, verify, observe, evidence"
+MACHINE_NAME_RULE = "a name of lowercase letters, digits and single dashes, at most 15 characters"
+ONE_MATCHER = "allowed: exactly one of pattern, absent, count, equals"
+
+
+def _relative(problem: str, tmp_path: Path) -> str:
+    for base in (tmp_path.resolve(), tmp_path):
+        problem = problem.replace(f"{base}/", "").replace(str(base), "<tmp>")
+    return problem
+
+
+def lint(tmp_path: Path, text: str, file: str = "bad.yaml", others: dict | None = None) -> list[str]:
+    """Write `file` (and the files it imports), load it, return its problems."""
+    for rel, body in {**(others or {}), file: text}.items():
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(body))
+    try:
+        load(tmp_path / file)
+    except ScenarioError as exc:
+        return [_relative(p, tmp_path) for p in exc.problems]
+    return []
+
+
+def case(id_: str, text: str, *problems: str, file: str = "bad.yaml", others: dict | None = None):
+    return pytest.param(text, list(problems), file, others or {}, id=id_)
+
+
+CASES = [
+    # -- the file itself ------------------------------------------------------
+    case("yaml-syntax-error", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: one: two
+        lab: {suite: bookworm, machines: [{name: node1}]}
+        """,
+         "bad.yaml:4: YAML syntax: mapping values are not allowed here"),
+    case("duplicate-key", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        lab:
+          suite: bookworm
+          machines: [{name: node1}]
+          suite: trixie
+        """,
+         "bad.yaml:8: lab.suite: duplicate key `suite`"),
+    case("top-level-is-a-list", """\
+        # a list, not a mapping
+        - apiVersion: kubelab/v1
+        - kind: Scenario
+        """,
+         "bad.yaml:2: (top level): found a list; allowed: a mapping of scenario fields"),
+    case("empty-file", "",
+         "bad.yaml:1: (top level): found nothing; allowed: a mapping of scenario fields"),
+    # -- top-level fields -----------------------------------------------------
+    case("missing-apiVersion", """\
+        # no apiVersion
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        lab: {suite: bookworm, machines: [{name: node1}]}
+        """,
+         "bad.yaml:2: (top level): missing required key `apiVersion`"),
+    case("wrong-apiVersion", """\
+        apiVersion: kubelab/v2
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        lab: {suite: bookworm, machines: [{name: node1}]}
+        """,
+         "bad.yaml:1: apiVersion: found 'kubelab/v2'; allowed: kubelab/v1"),
+    case("wrong-kind", """\
+        apiVersion: kubelab/v1
+        kind: Lab
+        name: bad
+        summary: Broken on purpose.
+        lab: {suite: bookworm, machines: [{name: node1}]}
+        """,
+         "bad.yaml:2: kind: found 'Lab'; allowed: Scenario"),
+    case("unknown-top-level-key", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        lab: {suite: bookworm, machines: [{name: node1}]}
+        author: someone
+        """,
+         f"bad.yaml:6: author: unknown key `author`; allowed: {TOP_KEYS}"),
+    case("name-not-file-name", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: other
+        summary: Broken on purpose.
+        lab: {suite: bookworm, machines: [{name: node1}]}
+        """,
+         "bad.yaml:3: name: found 'other'; allowed: 'bad' (the name must match the file name)"),
+    case("name-not-kebab-case", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: Bad_Name
+        summary: Broken on purpose.
+        lab: {suite: bookworm, machines: [{name: node1}]}
+        """,
+         "Bad_Name.yaml:3: name: found 'Bad_Name'; allowed: a kebab-case name (lowercase letters, digits, dashes)",
+         file="Bad_Name.yaml"),
+    case("missing-summary", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        lab: {suite: bookworm, machines: [{name: node1}]}
+        """,
+         "bad.yaml:1: (top level): missing required key `summary`"),
+    case("bad-claim-id", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        claims: [H1, X9]
+        lab: {suite: bookworm, machines: [{name: node1}]}
+        """,
+         "bad.yaml:5: claims[1]: found 'X9'; allowed: a claim id like H1, K8, S9 (evidence catalogue)"),
+    case("unknown-install-track", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        install: helm
+        lab: {suite: bookworm, machines: [{name: node1}]}
+        """,
+         "bad.yaml:5: install: found 'helm'; allowed: none, kubeadm, kubespray"),
+    case("kubeadm-track-not-available", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        install: kubeadm
+        lab: {suite: bookworm, machines: [{name: node1}]}
+        """,
+         "bad.yaml:5: install: found 'kubeadm'; the kubeadm track is not available in this kubelab yet; allowed now: none"),
+    # -- lab ------------------------------------------------------------------
+    case("lab-missing", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        """,
+         "bad.yaml:1: (top level): missing required key `lab`"),
+    case("unknown-suite", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        lab:
+          suite: buster
+          machines: [{name: node1}]
+        """,
+         "bad.yaml:6: lab.suite: found 'buster'; allowed: bookworm, trixie, sid"),
+    # a missing key is reported at its parent's `key:` line
+    case("lab-without-suite", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        lab:
+          machines: [{name: node1}]
+        """,
+         "bad.yaml:5: lab: missing required key `suite`"),
+    case("empty-machines", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        lab:
+          suite: bookworm
+          machines: []
+        """,
+         "bad.yaml:7: lab.machines: found an empty list; allowed: at least one machine"),
+    case("machines-not-a-list", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        lab:
+          suite: bookworm
+          machines: {name: node1}
+        """,
+         "bad.yaml:7: lab.machines: found a mapping; allowed: a list"),
+    case("machines-empty-value", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        lab:
+          suite: bookworm
+          machines:
+        """,
+         "bad.yaml:7: lab.machines: found nothing; allowed: at least one machine"),
+    case("suite-not-a-string", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        lab:
+          suite: [bookworm]
+          machines: [{name: node1}]
+        """,
+         "bad.yaml:6: lab.suite: found a list; allowed: bookworm, trixie, sid"),
+    case("duplicate-machine-names", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        lab:
+          suite: bookworm
+          machines:
+            - name: node1
+            - name: node1
+        """,
+         "bad.yaml:9: lab.machines[1].name: duplicate machine name `node1`"),
+    case("bad-machine-name", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        lab:
+          suite: bookworm
+          machines:
+            - name: Node_1
+        """,
+         f"bad.yaml:8: lab.machines[0].name: found 'Node_1'; allowed: {MACHINE_NAME_RULE}"),
+    case("machine-without-name", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        lab:
+          suite: bookworm
+          machines:
+            - role: node
+        """,
+         "bad.yaml:8: lab.machines[0]: missing required key `name`"),
+    case("cpus-zero", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        lab:
+          suite: bookworm
+          machines:
+            - name: node1
+              cpus: 0
+        """,
+         f"bad.yaml:9: lab.machines[0].cpus: found 0; allowed: an integer 1..{CPUS}"),
+    case("memory-too-small", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        lab:
+          suite: bookworm
+          machines:
+            - name: node1
+              memory: 128
+        """,
+         "bad.yaml:9: lab.machines[0].memory: found 128; allowed: an integer at least 256"),
+    case("unknown-machine-key", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        lab:
+          suite: bookworm
+          machines:
+            - name: node1
+              disk: 10
+        """,
+         "bad.yaml:9: lab.machines[0].disk: unknown key `disk`; allowed: name, role, cpus, memory"),
+    # -- faults ---------------------------------------------------------------
+    case("unknown-fault-kind", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        lab: {suite: bookworm, machines: [{name: node1}]}
+        faults:
+          - kind: kernel-panic
+        expect:
+          - name: module-absent
+            probe: {module-loaded: {module: br_netfilter}}
+            equals: false
+        recover:
+          - {name: fix, recover_faults: true}
+        """,
+         f"bad.yaml:7: faults[0].kind: found 'kernel-panic'; allowed: {FAULT_KINDS}"),
+    case("fault-kind-not-a-string", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        lab: {suite: bookworm, machines: [{name: node1}]}
+        faults:
+          - kind: [swap-on]
+        """,
+         f"bad.yaml:7: faults[0].kind: found a list; allowed: {FAULT_KINDS}"),
+    case("fault-without-kind", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        lab: {suite: bookworm, machines: [{name: node1}]}
+        faults:
+          - target: node1
+        """,
+         "bad.yaml:7: faults[0]: missing required key `kind`"),
+    case("unknown-fault-param", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        lab: {suite: bookworm, machines: [{name: node1}]}
+        faults:
+          - kind: module-missing
+            params:
+              module: br_netfilter
+              modul: overlay
+        expect:
+          - name: module-absent
+            probe: {module-loaded: {module: br_netfilter}}
+            equals: false
+        recover:
+          - {name: fix, recover_faults: true}
+        """,
+         "bad.yaml:10: faults[0].params.modul: unknown parameter `modul` of fault `module-missing`; "
+         "allowed: module, persist_file"),
+    case("wrong-fault-param-type", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        lab: {suite: bookworm, machines: [{name: node1}]}
+        faults:
+          - kind: module-missing
+            params: {module: 5}
+        expect:
+          - name: module-absent
+            probe: {module-loaded: {module: br_netfilter}}
+            equals: false
+        recover:
+          - {name: fix, recover_faults: true}
+        """,
+         "bad.yaml:8: faults[0].params.module: found 5; allowed: a string"),
+    case("missing-required-fault-param", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        lab: {suite: bookworm, machines: [{name: node1}]}
+        faults:
+          - kind: sysctl-value
+            params: {key: net.ipv4.ip_forward, value: "0"}
+        expect:
+          - name: forwarding-off
+            probe: {sysctl: {key: net.ipv4.ip_forward}}
+            equals: "0"
+        recover:
+          - {name: fix, recover_faults: true}
+        """,
+         "bad.yaml:8: faults[0].params: missing required parameter `good` of fault `sysctl-value`"),
+    case("bad-fault-phase", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        lab: {suite: bookworm, machines: [{name: node1}]}
+        faults:
+          - kind: swap-on
+            phase: after-install
+        expect:
+          - name: swap-active
+            probe: {swaps: {}}
+            pattern: swapfile
+        recover:
+          - {name: fix, recover_faults: true}
+        """,
+         "bad.yaml:8: faults[0].phase: found 'after-install'; allowed: before-install"),
+    case("target-unknown-machine", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        lab: {suite: bookworm, machines: [{name: node1}]}
+        faults:
+          - kind: swap-on
+            target: "@node2"
+        expect:
+          - name: swap-active
+            probe: {swaps: {}}
+            pattern: swapfile
+        recover:
+          - {name: fix, recover_faults: true}
+        """,
+         "bad.yaml:8: faults[0].target: found '@node2'; allowed: `@all` or one of node1"),
+    case("faults-without-expect", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        lab: {suite: bookworm, machines: [{name: node1}]}
+        faults:
+          - kind: swap-on
+        recover:
+          - {name: fix, recover_faults: true}
+        """,
+         "bad.yaml:1: expect: a scenario with faults needs at least one expectation (what the fault looks like)"),
+    case("faults-without-recovery", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        lab: {suite: bookworm, machines: [{name: node1}]}
+        faults:
+          - kind: swap-on
+        expect:
+          - name: swap-active
+            probe: {swaps: {}}
+            pattern: swapfile
+        recover: [{name: restart, reboot: true}]
+        """,
+         "bad.yaml:12: recover: a scenario with faults needs a recovery: a `run` step or `recover_faults: true`"),
+    # -- checks ---------------------------------------------------------------
+    case("unknown-probe-kind", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        lab: {suite: bookworm, machines: [{name: node1}]}
+        faults:
+          - kind: module-missing
+        expect:
+          - name: module-absent
+            probe: {kmod: {module: br_netfilter}}
+            equals: false
+        recover:
+          - {name: fix, recover_faults: true}
+        """,
+         f"bad.yaml:10: expect[0].probe.kmod: unknown probe `kmod`; allowed: {PROBE_KINDS}"),
+    # A block value is cited at its own first line (the `- sysctl` item), not at `probe:`.
+    case("probe-given-as-list", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        lab: {suite: bookworm, machines: [{name: node1}]}
+        verify:
+          - name: forwarding
+            probe:
+              - sysctl: {key: net.ipv4.ip_forward}
+            equals: "1"
+        """,
+         "bad.yaml:8: verify[0].probe: found a list; allowed: one probe as `{kind: {args}}`, kinds: " + PROBE_KINDS),
+    case("unknown-probe-arg", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        lab: {suite: bookworm, machines: [{name: node1}]}
+        verify:
+          - name: forwarding
+            probe: {sysctl: {key: net.ipv4.ip_forward, timeout: 5}}
+            equals: "1"
+        """,
+         "bad.yaml:8: verify[0].probe.sysctl.timeout: unknown parameter `timeout` of probe `sysctl`; allowed: key"),
+    case("check-with-two-matchers", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        lab: {suite: bookworm, machines: [{name: node1}]}
+        verify:
+          - name: forwarding
+            probe: {sysctl: {key: net.ipv4.ip_forward}}
+            pattern: '^1$'
+            equals: "1"
+        """,
+         f"bad.yaml:7: verify[0]: found matchers `pattern`, `equals`; {ONE_MATCHER}"),
+    case("check-with-no-matcher", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        lab: {suite: bookworm, machines: [{name: node1}]}
+        verify:
+          - name: forwarding
+            probe: {sysctl: {key: net.ipv4.ip_forward}}
+        """,
+         f"bad.yaml:7: verify[0]: found matchers none; {ONE_MATCHER}"),
+    case("observe-with-matcher", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        lab: {suite: bookworm, machines: [{name: node1}]}
+        observe:
+          - name: forwarding
+            probe: {sysctl: {key: net.ipv4.ip_forward}}
+            equals: "1"
+        """,
+         "bad.yaml:9: observe[0].equals: `observe` records values and asserts nothing; "
+         "remove `equals` or move the check to expect/verify"),
+    case("invalid-regex", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        lab: {suite: bookworm, machines: [{name: node1}]}
+        verify:
+          - name: forwarding
+            probe: {sysctl: {key: net.ipv4.ip_forward}}
+            pattern: '(1'
+        """,
+         "bad.yaml:9: verify[0].pattern: found '(1'; allowed: a valid regular expression "
+         "(missing ), unterminated subpattern at position 0)"),
+    case("count-without-pattern", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        lab: {suite: bookworm, machines: [{name: node1}]}
+        verify:
+          - name: one-swap
+            probe: {swaps: {}}
+            count: {min: 1}
+        """,
+         "bad.yaml:9: verify[0].count: missing required key `pattern`"),
+    case("bad-duration", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        lab: {suite: bookworm, machines: [{name: node1}]}
+        verify:
+          - name: forwarding
+            probe: {sysctl: {key: net.ipv4.ip_forward}}
+            equals: "1"
+            within: 5 seconds
+        """,
+         "bad.yaml:10: verify[0].within: found '5 seconds'; allowed: a duration like 500ms, 30s, 5m, 1h30m"),
+    case("bad-version-range", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        lab: {suite: bookworm, machines: [{name: node1}]}
+        verify:
+          - name: forwarding
+            probe: {sysctl: {key: net.ipv4.ip_forward}}
+            equals: "1"
+            versions:
+              containerd: 1.7+
+        """,
+         "bad.yaml:11: verify[0].versions.containerd: found '1.7+'; "
+         "allowed: comparisons like '>=1.7', '<2.0' or '>=1.7,<2.0'"),
+    case("unknown-version-component", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        lab: {suite: bookworm, machines: [{name: node1}]}
+        verify:
+          - name: forwarding
+            probe: {sysctl: {key: net.ipv4.ip_forward}}
+            equals: "1"
+            versions: {kubelet: '>=1.28'}
+        """,
+         "bad.yaml:10: verify[0].versions.kubelet: unknown key `kubelet`; allowed: containerd, runc, kernel, systemd"),
+    case("duplicate-check-names", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        lab: {suite: bookworm, machines: [{name: node1}]}
+        verify:
+          - name: forwarding
+            probe: {sysctl: {key: net.ipv4.ip_forward}}
+            equals: "1"
+          - name: forwarding
+            probe: {file-content: {path: /proc/sys/net/ipv4/ip_forward}}
+            pattern: '^1$'
+        """,
+         "bad.yaml:10: verify[1].name: duplicate check name `forwarding` in verify"),
+    case("check-without-name", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        lab: {suite: bookworm, machines: [{name: node1}]}
+        verify:
+          - probe: {sysctl: {key: net.ipv4.ip_forward}}
+            equals: "1"
+        """,
+         "bad.yaml:7: verify[0]: missing required key `name`"),
+    # -- recovery steps and evidence ------------------------------------------
+    case("step-with-no-action", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        lab: {suite: bookworm, machines: [{name: node1}]}
+        recover:
+          - name: wait-a-bit
+            timeout: 30s
+        """,
+         "bad.yaml:7: recover[0]: found actions none; allowed: exactly one of run, reboot, recover_faults"),
+    case("step-with-two-actions", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        lab: {suite: bookworm, machines: [{name: node1}]}
+        recover:
+          - name: fix-and-reboot
+            run: sysctl -w net.ipv4.ip_forward=1
+            reboot: true
+        """,
+         "bad.yaml:7: recover[0]: found actions `run`, `reboot`; allowed: exactly one of run, reboot, recover_faults"),
+    case("step-without-name", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        lab: {suite: bookworm, machines: [{name: node1}]}
+        recover:
+          - {reboot: true}
+        """,
+         "bad.yaml:7: recover[0]: missing required key `name`"),
+    case("recovery-step-with-bad-name", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        lab: {suite: bookworm, machines: [{name: node1}]}
+        faults:
+          - kind: swap-on
+        expect:
+          - name: swap-active
+            probe: {swaps: {}}
+            pattern: swapfile
+        recover:
+          - {name: Fix, recover_faults: true}
+        """,
+         "bad.yaml:13: recover[0].name: found 'Fix'; allowed: a kebab-case name (lowercase letters, digits, dashes)"),
+    case("reboot-false", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        lab: {suite: bookworm, machines: [{name: node1}]}
+        recover:
+          - {name: restart, reboot: false}
+        """,
+         "bad.yaml:7: recover[0].reboot: found False; allowed: true"),
+    case("evidence-with-two-kinds", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        lab: {suite: bookworm, machines: [{name: node1}]}
+        evidence:
+          - {file: /etc/fstab}
+          - {file: /proc/swaps, journal: systemd-sysctl}
+        """,
+         "bad.yaml:8: evidence[1]: found journal, file; allowed: exactly one of journal, file, command"),
+    # -- variables and imports ------------------------------------------------
+    case("undefined-variable", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Breaks {{ vars.module }} on purpose.
+        vars:
+          modul: br_netfilter
+        lab: {suite: bookworm, machines: [{name: node1}]}
+        """,
+         "bad.yaml:4: summary: undefined variable `module`; defined: `modul`"),
+    case("import-of-missing-file", """\
+        import:
+          - _common/one-node.yaml
+        name: bad
+        summary: Broken on purpose.
+        """,
+         "bad.yaml:2: import[0]: found `_common/one-node.yaml`; allowed: a file relative to <tmp> (it does not exist)"),
+    case("import-cycle", """\
+        name: bad
+        summary: Broken on purpose.
+        import: [other.yaml]
+        """,
+         "other.yaml:3: import[0]: `bad.yaml` closes an import cycle: bad.yaml -> other.yaml -> bad.yaml",
+         others={"other.yaml": """\
+            # imported by bad.yaml, and importing it back
+            apiVersion: kubelab/v1
+            import: [bad.yaml]
+            """}),
+]
+
+
+@pytest.mark.parametrize(("text", "expected", "file", "others"), CASES)
+def test_malformed_scenario_reports_exact_problems(tmp_path, text, expected, file, others):
+    assert lint(tmp_path, text, file, others) == expected
+
+
+def test_every_problem_of_a_file_is_reported_at_once_in_order(tmp_path):
+    problems = lint(tmp_path, """\
+        apiVersion: kubelab/v2
+        kind: Scenario
+        name: Bad
+        summary: Several mistakes.
+        install: kubeadm
+        colour: red
+        lab:
+          suite: bookworm
+          machines:
+            - {name: node1, cpus: 0}
+        faults:
+          - kind: swap-on
+            target: node2
+            params: {size_mib: "128"}
+        expect:
+          - name: swap-active
+            probe: {swaps: {}}
+            within: soon
+        """)
+    assert problems == [
+        f"bad.yaml:6: colour: unknown key `colour`; allowed: {TOP_KEYS}",
+        "bad.yaml:1: apiVersion: found 'kubelab/v2'; allowed: kubelab/v1",
+        "bad.yaml:3: name: found 'Bad'; allowed: a kebab-case name (lowercase letters, digits, dashes)",
+        "bad.yaml:5: install: found 'kubeadm'; the kubeadm track is not available in this kubelab yet; allowed now: none",
+        f"bad.yaml:10: lab.machines[0].cpus: found 0; allowed: an integer 1..{CPUS}",
+        "bad.yaml:14: faults[0].params.size_mib: found '128'; allowed: an integer",
+        "bad.yaml:13: faults[0].target: found 'node2'; allowed: `@all` or one of node1",
+        f"bad.yaml:16: expect[0]: found matchers none; {ONE_MATCHER}",
+        "bad.yaml:18: expect[0].within: found 'soon'; allowed: a duration like 500ms, 30s, 5m, 1h30m",
+        "bad.yaml:1: recover: a scenario with faults needs a recovery: a `run` step or `recover_faults: true`",
+    ]
+
+
+def test_problems_in_an_imported_file_cite_that_file(tmp_path):
+    problems = lint(tmp_path, """\
+        name: bad
+        summary: Imports a broken lab.
+        import: [_common/base.yaml]
+        verify:
+          - name: forwarding
+            probe: {sysctl: {key: net.ipv4.ip_forward}}
+            pattern: '(1'
+        """, others={"_common/base.yaml": """\
+            # shared lab with too little memory
+            apiVersion: kubelab/v1
+            kind: Scenario
+            lab:
+              suite: bookworm
+              machines:
+                - {name: node1, memory: 64}
+            """})
+    assert problems == [
+        "_common/base.yaml:7: lab.machines[0].memory: found 64; allowed: an integer at least 256",
+        "bad.yaml:7: verify[0].pattern: found '(1'; allowed: a valid regular expression "
+        "(missing ), unterminated subpattern at position 0)",
+    ]
+
+
+def test_importing_file_wins_over_imported_values(tmp_path):
+    problems = lint(tmp_path, """\
+        import: [_common/base.yaml]
+        name: bad
+        summary: Overrides the suite only.
+        lab: {suite: trixie}
+        """, others={"_common/base.yaml": """\
+            apiVersion: kubelab/v1
+            kind: Scenario
+            lab:
+              suite: buster
+              machines: [{name: node1}]
+            """})
+    assert problems == []
+    scenario = load(tmp_path / "bad.yaml")
+    assert scenario.lab.suite == "trixie"
+    assert [m.name for m in scenario.lab.machines] == ["node1"]
+
+
+@pytest.mark.parametrize("path", sorted((project_root() / "scenarios").glob("*.yaml")), ids=lambda p: p.stem)
+def test_shipped_scenarios_load_without_problems(path):
+    scenario = load(path)
+    assert scenario.name == path.stem
+
+
+def test_shipped_scenarios_exist():
+    assert sorted((project_root() / "scenarios").glob("*.yaml")), "no scenarios/*.yaml found"
+
+
+def test_whole_value_variable_keeps_its_type(tmp_path):
+    assert lint(tmp_path, """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: good
+        summary: Swap of {{ vars.size }} MiB.
+        vars:
+          size: 128
+        lab: {suite: bookworm, machines: [{name: node1}]}
+        faults:
+          - kind: swap-on
+            params: {size_mib: "{{ vars.size }}"}
+        expect:
+          - name: swap-active
+            probe: {swaps: {}}
+            pattern: swapfile
+        recover:
+          - {name: fix, recover_faults: true}
+        """, file="good.yaml") == []
+    scenario = load(tmp_path / "good.yaml")
+    assert scenario.faults[0].params == {"size_mib": 128}
+    assert type(scenario.faults[0].params["size_mib"]) is int
+    assert scenario.summary == "Swap of 128 MiB."
