@@ -1,6 +1,5 @@
 """Reports rendered from the example run record."""
 
-import copy
 import json
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser

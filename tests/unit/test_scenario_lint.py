@@ -469,7 +469,7 @@ CASES = [
           - {name: fix, recover_faults: true}
         """,
          f"bad.yaml:10: expect[0].probe.kmod: unknown probe `kmod`; allowed: {PROBE_KINDS}"),
-    # A block value is cited at its own first line (the `- sysctl` item), not at `probe:`.
+    # a block value is cited at its `key:` line
     case("probe-given-as-list", """\
         apiVersion: kubelab/v1
         kind: Scenario

@@ -1,8 +1,6 @@
 """What the vm tests look at: libvirt's own view of kubelab's objects."""
 
-import os
 import secrets
-import signal
 import subprocess
 import sys
 import time
