@@ -43,11 +43,26 @@ def _runc_tables(systemd_cgroup: bool) -> str:
             f"  SystemdCgroup = {value}\n")
 
 
+def _sed_escape(text: str) -> str:
+    return text.replace(".", "\\.").replace("/", "\\/")
+
+
 def _printf(text: str, path: str, append: bool = False) -> str:
     return f"printf '%s' {q(text)} {'>>' if append else '>'} {q(path)}"
 
 
+SENTINEL = "max_container_log_line_size = 12345"  # default 16384 on 1.6, 1.7 and 2.1
+
+
 class ContainerdDropin(Fault):
+    """A drop-in with only runc's SystemdCgroup, imported from config.toml.
+
+    inject() also marks config.toml's own CRI table with a sentinel
+    (max_container_log_line_size = 12345; the default is 16384): the dump
+    then shows whether config.toml's table survived the import (merged) or
+    was replaced by the drop-in's (the sentinel is back to its default).
+    """
+
     kind = "containerd-dropin"
     summary = "a conf.d drop-in carrying only part of the CRI settings, plus the `imports` line"
     PARAMS = {
@@ -67,13 +82,14 @@ class ContainerdDropin(Fault):
             f"mkdir -p {q(f.rsplit('/', 1)[0])}",
             _printf(self._dropin(), f),
             f"grep -q '^imports' {CONFIG} || sed -i '1i imports = [\"/etc/containerd/conf.d/*.toml\"]' {CONFIG}",
+            f"sed -i '/^  \\[{_sed_escape(V1_CRI)}\\]$/a\\    {SENTINEL}' {CONFIG} && grep -q '{SENTINEL}' {CONFIG}",
             restart_containerd(),
         ]
 
     def armed_checks(self):
-        name = self.params["file"].rsplit("/", 1)[-1]
+        # 1.x lists each imported file; 2.x lists the glob as written
         return [
-            check("drop-in imported", "containerd-config", {"key": "imports"}, pattern=rf"{name}"),
+            check("drop-in imported", "containerd-config", {"key": "imports"}, pattern=r"/etc/containerd/conf\.d/"),
             check("containerd running", "unit-state", {"unit": "containerd"}, equals="active"),
         ]
 
@@ -81,7 +97,7 @@ class ContainerdDropin(Fault):
         # One complete CRI table in config.toml, no partial drop-in: right on every version.
         return [
             f"rm -f {q(self.params['file'])}",
-            f"sed -i '/^imports = /d' {CONFIG}",
+            f"sed -i -e '/^imports = /d' -e '/{SENTINEL}/d' {CONFIG}",
             _printf(_runc_tables(self.params["systemd_cgroup"]), CONFIG, append=True),
             restart_containerd(),
         ]

@@ -1,0 +1,154 @@
+"""Probe parsers on output captured from real bookworm, trixie and sid guests
+(tests/fixtures/outputs/<suite>-<case>.json: command, exit code, stdout, stderr)."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.probes import PROBES, make
+from harness.probes.containerd import lookup, split_key
+from harness.probes.facts import numeric
+from harness.probes.facts import parse as parse_facts
+from harness.remote.result import CommandResult
+
+OUTPUTS = Path(__file__).parent.parent / "fixtures" / "outputs"
+V1 = 'plugins."io.containerd.grpc.v1.cri"'
+V2 = 'plugins."io.containerd.cri.v1.runtime"'
+
+
+def captured(name: str) -> CommandResult:
+    d = json.loads((OUTPUTS / f"{name}.json").read_text())
+    return CommandResult("node1", d["command"], d["exit_code"], d["stdout"], d["stderr"], 0.0, 0.1)
+
+
+def read(kind: str, args: dict, fixture: str):
+    probe = make(kind, args)
+    result = captured(fixture)
+    assert probe.command() == result.command, "fixture was captured with another command"
+    return probe.parse(result)
+
+
+@pytest.mark.parametrize("suite", ["bookworm", "trixie", "sid"])
+def test_sysctl_of_a_missing_module_key(suite):
+    r = read("sysctl", {"key": "net.bridge.bridge-nf-call-iptables"}, f"{suite}-sysctl-missing")
+    assert r.value is None
+    assert r.text == "sysctl: cannot stat /proc/sys/net/bridge/bridge-nf-call-iptables: No such file or directory\n"
+
+
+def test_sysctl_value():
+    r = read("sysctl", {"key": "net.ipv4.ip_forward"}, "bookworm-sysctl-present")
+    assert (r.value, r.text) == ("0", "net.ipv4.ip_forward = 0\n")
+
+
+def test_module_loaded_from_proc_modules():
+    assert read("module-loaded", {"module": "overlay"}, "bookworm-modules").value is True
+    assert read("module-loaded", {"module": "br_netfilter"}, "bookworm-modules").value is False
+    r = read("module-loaded", {"module": "virtio-blk"}, "bookworm-modules")  # dashes name the same module
+    assert r.value is True and r.text.startswith("virtio_blk ")
+
+
+def test_swaps():
+    assert read("swaps", {}, "sid-swaps-none").value == []
+    r = read("swaps", {}, "sid-swaps-active")
+    assert r.value == ["/swapfile.kubelab"]
+
+
+def test_unit_state():
+    assert read("unit-state", {"unit": "containerd"}, "bookworm-unit-state-containerd").value == "active"
+    assert read("unit-state", {"unit": "no-such-unit"}, "bookworm-unit-state-missing").value == "inactive"
+
+
+def test_file_probes():
+    assert read("file-exists", {"path": "/proc/sys/net/bridge/bridge-nf-call-iptables"}, "bookworm-file-exists-absent").value is False
+    r = read("file-content", {"path": "/etc/modules-load.d/k8s.conf"}, "bookworm-file-content-missing")
+    assert r.value is None and "No such file or directory" in r.text
+
+
+def test_journal_counts_lines():
+    r = read("journal", {"unit": "containerd", "lines": 20}, "bookworm-journal-containerd")
+    assert r.value == len(r.text.splitlines()) and 0 < r.value <= 20
+    assert all(line.startswith("2026-") and " node1 " in line for line in r.text.splitlines())
+    assert any(" containerd[" in line for line in r.text.splitlines())
+
+
+@pytest.mark.parametrize("fixture,key,value", [
+    ("bookworm-containerd-dump", f"{V1}.cni.bin_dir", "/usr/lib/cni"),
+    ("bookworm-containerd-dump", f"{V1}.containerd.runtimes.runc.runtime_type", "io.containerd.runc.v2"),
+    ("bookworm-containerd-dump", "version", 2),
+    ("trixie-containerd-dump", f"{V1}.cni.bin_dir", "/usr/lib/cni"),
+    ("sid-containerd-dump", "version", 3),
+    ("sid-containerd-dump", f"{V2}.cni.bin_dirs", ["/usr/lib/cni"]),
+    ("sid-containerd-dump", f"{V2}.containerd.runtimes.runc.options.SystemdCgroup", False),
+    ("sid-containerd-dump", f"{V1}.cni", None),  # 2.x has no CNI settings under the old id
+])
+def test_containerd_config_dump_as_shipped(fixture, key, value):
+    assert read("containerd-config", {"key": key}, fixture).value == value
+
+
+@pytest.mark.parametrize("suite,sentinel,systemd_cgroup_key,runtime_type", [
+    # 1.x: the drop-in's CRI table replaced config.toml's: sentinel back to 16384, runtime_type lost
+    ("bookworm", 16384, f"{V1}.containerd.runtimes.runc.options.SystemdCgroup", ""),
+    ("trixie", 16384, f"{V1}.containerd.runtimes.runc.options.SystemdCgroup", ""),
+])
+def test_containerd_1x_dump_after_dropin(suite, sentinel, systemd_cgroup_key, runtime_type):
+    fixture = f"{suite}-dropin-containerd-dump"
+    assert read("containerd-config", {"key": f"{V1}.max_container_log_line_size"}, fixture).value == sentinel
+    assert read("containerd-config", {"key": systemd_cgroup_key}, fixture).value is True
+    assert read("containerd-config", {"key": f"{V1}.containerd.runtimes.runc.runtime_type"}, fixture).value == runtime_type
+    imports = read("containerd-config", {"key": "imports"}, fixture)
+    # every loaded file, the root included, in Go map order
+    assert sorted(imports.value) == ["/etc/containerd/conf.d/50-kubelab.toml", "/etc/containerd/config.toml"]
+
+
+def test_containerd_2x_dump_after_dropin_merges():
+    fixture = "sid-dropin-containerd-dump"
+    assert read("containerd-config", {"key": f"{V2}.max_container_log_line_size"}, fixture).value == 12345
+    r = read("containerd-config", {"key": f"{V2}.containerd.runtimes.runc.options.SystemdCgroup"}, fixture)
+    assert (r.value, r.text) == (True, f"{V2}.containerd.runtimes.runc.options.SystemdCgroup = true")
+    assert read("containerd-config", {"key": f"{V2}.containerd.runtimes.runc.runtime_type"}, fixture).value == "io.containerd.runc.v2"
+    assert read("containerd-config", {"key": "imports"}, fixture).value == ["/etc/containerd/conf.d/*.toml"]
+
+
+def test_containerd_config_when_the_command_fails():
+    probe = make("containerd-config", {"key": "version"})
+    r = probe.parse(CommandResult("n", "containerd config dump", 1, "", "containerd: not found\n", 0, 0))
+    assert r.value is None and r.text == "containerd: not found\n"
+
+
+def test_dotted_keys():
+    assert split_key(f'{V1}.cni.bin_dir') == ["plugins", "io.containerd.grpc.v1.cri", "cni", "bin_dir"]
+    assert split_key("plugins.'io.containerd.cri.v1.runtime'.cni") == ["plugins", "io.containerd.cri.v1.runtime", "cni"]
+    assert lookup({"a": {"b.c": 1}}, 'a."b.c"') == 1 and lookup({"a": 1}, "a.b") is None
+    with pytest.raises(ValueError, match="not a TOML dotted key"):
+        split_key("a..b")
+
+
+@pytest.mark.parametrize("suite,expected", [
+    ("bookworm", {"containerd": "1.6.20~ds1", "runc": "1.1.5+ds1", "systemd": "252.39-1~deb12u2",
+                  "kernel": "6.1.0-50-cloud-amd64", "os": "Debian GNU/Linux 12 (bookworm)"}),
+    ("trixie", {"containerd": "1.7.24~ds1", "runc": "1.1.15+ds1", "systemd": "257.13-1~deb13u1",
+                "kernel": "6.12.117+deb13-cloud-amd64", "os": "Debian GNU/Linux 13 (trixie)"}),
+    ("sid", {"containerd": "2.1.9+unknown", "runc": "1.3.6+ds1", "systemd": "262.1-1",
+             "kernel": "7.2.13+deb14-cloud-amd64", "os": "Debian GNU/Linux forky/sid"}),
+])
+def test_facts(suite, expected):
+    facts = parse_facts(captured(f"{suite}-facts"))
+    assert {k: facts[k] for k in expected} == expected
+    assert (facts["pid1"], facts["cgroupfs"]) == ("systemd", "cgroup2fs")
+
+
+def test_numeric_versions():
+    assert numeric("1.6.20~ds1") == (1, 6, 20) and numeric("2.1") == (2, 1, 0) and numeric("") == ()
+
+
+def test_every_probe_kind_has_a_parser_test():
+    tested = {"sysctl", "module-loaded", "swaps", "unit-state", "file-exists", "file-content", "journal",
+              "containerd-config", "command"}
+    assert set(PROBES) == tested
+
+
+def test_command_probe_value_is_the_exit_code():
+    r = make("command", {"cmd": "modprobe br_netfilter"}).parse(
+        CommandResult("n", "modprobe br_netfilter", 1, "", "modprobe: ERROR: could not insert 'br_netfilter'\n", 0, 0))
+    assert (r.value, r.text) == (1, "modprobe: ERROR: could not insert 'br_netfilter'\n")
