@@ -244,8 +244,7 @@ class Engine:
         rec = self.record
         for ev in self.scenario.evidence:
             for machine in targets(ev.target, list(self.lab.machines)):
-                command = {"journal": f"journalctl --no-pager -o short-iso -b -u {ev.what}",
-                           "file": f"cat {ev.what}", "command": ev.what}[ev.kind]
+                command = ev.command
                 try:
                     result = self.lab.remote(machine).run(command, timeout=60)
                 except HarnessError as exc:

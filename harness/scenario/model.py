@@ -108,6 +108,12 @@ class EvidenceDef:
     what: str
     target: str = "@all"
 
+    @property
+    def command(self) -> str:
+        if self.kind == "journal":
+            return f"journalctl --no-pager -o short-iso -b -u {self.what}"
+        return f"cat {self.what}" if self.kind == "file" else self.what
+
 
 @dataclass(frozen=True)
 class Scenario:
