@@ -75,7 +75,7 @@ def match(check: Check, reading: Reading) -> tuple[bool, str]:
         return ok, f"{n} match(es)"
     if check.equals is not NOT_SET:
         return _same(reading.value, check.equals), _show(reading.value)
-    return True, _show(reading.value)
+    return True, text.strip() or _show(reading.value)  # observe: what was printed is the evidence
 
 
 def _show(value) -> str:
