@@ -89,15 +89,46 @@ def images_list(c, json_=False):
               f"  built {image.manifest['built_at']} in {image.manifest['build_seconds']}s  {image.directory}")
 
 
+@task(help={"suite": f"Debian suite: {', '.join(SUITES)}"})
+@harness_errors
+def images_box(c, suite=DEFAULT_SUITE):
+    """Package the suite's image as a vagrant-libvirt box and add it to Vagrant (no-op if there)."""
+    from harness.images import box
+    from harness.machines.vagrant_cli import VagrantCli
+
+    host.prepare()
+    VagrantCli.check()
+    image = image_build.ensure(Recipe.debian(suite), Progress())
+    name = box.ensure(image, VagrantCli(box.vagrant_home()), Progress())
+    print(f"{name}  (VAGRANT_HOME={box.vagrant_home()})")
+
+
 @task
 @harness_errors
 def images_prune(c):
-    """Remove images whose recipe has changed since they were built."""
+    """Remove images whose recipe changed since they were built, and their Vagrant boxes and box volumes."""
     current = {Recipe.debian(s).image_id for s in SUITES}
     for image in store.all_images():
         if image.id not in current:
             image_build.remove(image)
             print(f"removed {image.id}")
+    from harness.images import box
+    from harness.machines.vagrant_cli import VagrantCli
+
+    if not box.vagrant_home().exists():
+        return
+    import libvirt
+
+    from harness.machines.libvirt import POOL, LibvirtBackend
+
+    try:
+        pool = LibvirtBackend().conn.storagePoolLookupByName(POOL)
+    except libvirt.libvirtError:
+        pool = None
+    in_use = {Lab.load(n).state.get("box") for n in Lab.names()}
+    keep = {f"{box.BOX_PREFIX}{i}" for i in current} | {b for b in in_use if b}
+    for item in box.prune(VagrantCli(box.vagrant_home()), pool, keep):
+        print(f"removed {item}")
 
 
 # -- labs --------------------------------------------------------------------
@@ -273,5 +304,5 @@ def report(c, run_dir):
 
 ns = Collection(doctor, demo, report)
 ns.add_collection(Collection("scenario", run=scenario_run, lint=scenario_lint))
-ns.add_collection(Collection("images", build=images_build, list=images_list, prune=images_prune))
+ns.add_collection(Collection("images", build=images_build, list=images_list, prune=images_prune, box=images_box))
 ns.add_collection(Collection("lab", up=lab_up, ssh=lab_ssh, status=lab_status, down=lab_down))

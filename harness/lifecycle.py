@@ -21,7 +21,7 @@ from .progress import Progress
 # What a TCG guest costs the host beyond its RAM (QEMU, 128 MiB translation cache, THP).
 GUEST_OVERHEAD_MIB = 600
 MAX_MACHINES = 16
-BACKENDS = ("libvirt",)
+BACKENDS = ("libvirt", "vagrant")
 
 
 def backend_for(name: str) -> MachineBackend:
@@ -29,6 +29,10 @@ def backend_for(name: str) -> MachineBackend:
         from .machines.libvirt import LibvirtBackend
 
         return LibvirtBackend()
+    if name == "vagrant":
+        from .machines.vagrant import VagrantBackend
+
+        return VagrantBackend()
     raise UsageError(f"unknown backend `{name}`: choose one of {', '.join(BACKENDS)}")
 
 
@@ -132,11 +136,10 @@ def down_all(progress: Progress | None = None) -> list[str]:
             down(name, progress)
         except HarnessError as exc:
             failures.append(f"{name}: {exc}")
-    removed = []
-    for backend_name in BACKENDS:
-        backend = backend_for(backend_name)
-        backend.check()
-        removed += backend.remove_leftovers(keep_labs=set(Lab.names()))
+    # Vagrant's machines are libvirt domains too: one libvirt sweep finds every backend's leftovers.
+    backend = backend_for("libvirt")
+    backend.check()
+    removed = backend.remove_leftovers(keep_labs=set(Lab.names()))
     for item in removed:
         progress.note(f"removed leftover {item}")
     if failures:

@@ -80,6 +80,11 @@ def _not_found(exc: libvirt.libvirtError) -> bool:
     )
 
 
+def is_box_volume(name: str) -> bool:
+    """A Vagrant box uploaded into kubelab's pool: an image, pruned by `images.prune`, not a lab's."""
+    return "_vagrant_box_image_" in name
+
+
 def host_routes() -> list[ipaddress.IPv4Network]:
     """IPv4 networks the host already routes (from /proc/net/route)."""
     nets = []
@@ -150,44 +155,13 @@ class LibvirtBackend(MachineBackend):
 
     # -- up ----------------------------------------------------------------
     def up(self, lab, progress) -> list[Machine]:
-        from ..images import store
-
-        image = store.load(Path(lab.state["image"]["directory"]))
-        verdict = accel.decide(image.kernel)
-        progress.note(f"acceleration: {verdict.describe()}")
-        with self._host_lock():
-            pool = self._pool()
-            taken = host_routes() + self._libvirt_subnets()
-            subnet = pick_subnet(taken)
-            bridge = f"kubelab{ipaddress.ip_network(subnet).network_address.packed[2]}"
-            hosts = []
-            for i, m in enumerate(lab.state["machines"]):
-                m["domain"] = domain_name(lab.name, m["name"])
-                m["mac"] = mac_for(lab.name, m["name"])
-                m["ip"] = ip_for(subnet, i)
-                hosts.append((m["mac"], m["name"], m["ip"]))
-            plan = NetworkPlan(network_name(lab.name), bridge, subnet, tuple(hosts))
-            lab.state["network"] = {"name": plan.name, "bridge": bridge, "subnet": subnet, "gateway": plan.gateway}
-            lab.state["domain_type"] = verdict.domain_type
-            lab.save()
-            with progress.step(f"network {plan.name} ({subnet}, isolated)"):
-                lab.record("networks", plan.name)
-                net = self.conn.networkDefineXML(network_xml(plan))
-                net.create()
+        image, verdict = self._image_and_accel(lab, progress)
+        pool, plan = self._network(lab, verdict, progress)
         capacity = self._virtual_size(image.disk)
-        # The pool may predate a change of KUBELAB_HOME: files go where it points.
-        pool_dir = Path(ET.fromstring(pool.XMLDesc(0)).findtext("target/path"))
         domains = {}
         for m in lab.state["machines"]:
             with progress.step(f"machine {m['name']}: disks and definition"):
-                seed_name = seed_volume(lab.name, m["name"])
-                lab.record("volumes", seed_name)
-                key = lab.host_key_path(m["name"])
-                data = seed_tar(m["name"], key.read_bytes(), lab.host_public_key(m["name"]),
-                                Path(f"{lab.client_key}.pub").read_text())
-                seed_path = pool_dir / seed_name
-                seed_path.write_bytes(data)
-                seed_path.chmod(0o644)
+                seed_path = self._write_seed(lab, m, pool)
                 disk_name = disk_volume(lab.name, m["name"])
                 lab.record("volumes", disk_name)
                 vol = pool.createXML(overlay_volume_xml(disk_name, str(image.disk), capacity), 0)
@@ -206,6 +180,52 @@ class LibvirtBackend(MachineBackend):
                 dom.create()
         self._wait_all_ssh(lab, domains, BOOT_TIMEOUT, progress)
         return self.machines(lab)
+
+    # -- pieces of `up` shared with the Vagrant backend -----------------------
+    def _image_and_accel(self, lab, progress):
+        from ..images import store
+
+        image = store.load(Path(lab.state["image"]["directory"]))
+        verdict = accel.decide(image.kernel)
+        progress.note(f"acceleration: {verdict.describe()}")
+        return image, verdict
+
+    def _network(self, lab, verdict, progress):
+        """The storage pool, and the lab's isolated network with a fixed address per machine."""
+        with self._host_lock():
+            pool = self._pool()
+            subnet = pick_subnet(host_routes() + self._libvirt_subnets())
+            bridge = f"kubelab{ipaddress.ip_network(subnet).network_address.packed[2]}"
+            hosts = []
+            for i, m in enumerate(lab.state["machines"]):
+                m["domain"] = domain_name(lab.name, m["name"])
+                m["mac"] = mac_for(lab.name, m["name"])
+                m["ip"] = ip_for(subnet, i)
+                hosts.append((m["mac"], m["name"], m["ip"]))
+            plan = NetworkPlan(network_name(lab.name), bridge, subnet, tuple(hosts))
+            lab.state["network"] = {"name": plan.name, "bridge": bridge, "subnet": subnet, "gateway": plan.gateway}
+            lab.state["domain_type"] = verdict.domain_type
+            lab.save()
+            with progress.step(f"network {plan.name} ({subnet}, isolated)"):
+                lab.record("networks", plan.name)
+                net = self.conn.networkDefineXML(network_xml(plan))
+                net.create()
+        return pool, plan
+
+    @staticmethod
+    def pool_dir(pool) -> Path:
+        """Where the pool keeps its files (it may predate a change of KUBELAB_HOME)."""
+        return Path(ET.fromstring(pool.XMLDesc(0)).findtext("target/path"))
+
+    def _write_seed(self, lab, m: dict, pool) -> Path:
+        seed_name = seed_volume(lab.name, m["name"])
+        lab.record("volumes", seed_name)
+        data = seed_tar(m["name"], lab.host_key_path(m["name"]).read_bytes(), lab.host_public_key(m["name"]),
+                        Path(f"{lab.client_key}.pub").read_text())
+        seed_path = self.pool_dir(pool) / seed_name
+        seed_path.write_bytes(data)
+        seed_path.chmod(0o644)
+        return seed_path
 
     @staticmethod
     def _virtual_size(disk: Path) -> int:
@@ -448,7 +468,7 @@ class LibvirtBackend(MachineBackend):
             pool = self.conn.storagePoolLookupByName(POOL)
             if pool.isActive():
                 pool.refresh(0)
-                found += [f"volume {v.name()}" for v in pool.listAllVolumes(0)]
+                found += [f"volume {v.name()}" for v in pool.listAllVolumes(0) if not is_box_volume(v.name())]
         except libvirt.libvirtError as exc:
             if not _not_found(exc):
                 raise
@@ -481,14 +501,14 @@ class LibvirtBackend(MachineBackend):
                 pool.create(0)
             pool.refresh(0)
             for vol in pool.listAllVolumes(0):
-                if lab_of(vol.name()) not in keep_labs:
+                if not is_box_volume(vol.name()) and lab_of(vol.name()) not in keep_labs:
                     vol.delete(0)
                     removed.append(f"volume {vol.name()}")
         for net in self.conn.listAllNetworks(0):
             if net.name().startswith(PREFIX) and lab_of(net.name()) not in keep_labs:
                 if self._remove_network(net.name()):
                     removed.append(f"network {net.name()}")
-        if pool is not None and not keep_labs and not pool.listAllVolumes(0):
+        if pool is not None and not keep_labs and not pool.listAllVolumes(0):  # box volumes keep it
             pool.destroy()
             pool.undefine()
             removed.append(f"pool {POOL}")

@@ -15,6 +15,32 @@ def objects_of(lab: str) -> list[str]:
     return [o for o in LibvirtBackend().leftovers() if lab_of(o.split(" ", 1)[1]) == lab]
 
 
+def box_volumes() -> list[str]:
+    """Vagrant boxes uploaded into kubelab's pool."""
+    import libvirt
+
+    try:
+        pool = LibvirtBackend().conn.storagePoolLookupByName("kubelab")
+    except libvirt.libvirtError:
+        return []
+    pool.refresh(0)
+    return [f"volume {v.name()}" for v in pool.listAllVolumes(0) if "_vagrant_box_image_" in v.name()]
+
+
+def backend_or_unavailable(name: str):
+    """The backend, checked; skipped with the reason (a failure under CI=true) when unusable."""
+    from harness import lifecycle
+    from harness.errors import HarnessError
+    from tests.conftest import unavailable
+
+    backend = lifecycle.backend_for(name)
+    try:
+        backend.check()
+    except HarnessError as exc:
+        unavailable(f"{name} backend unavailable: {exc}")
+    return backend
+
+
 def unique_lab_name(kind: str) -> str:
     return f"t{kind}-{secrets.token_hex(2)}"
 

@@ -1,4 +1,5 @@
-"""The lab substrate on real guests: libvirt, TCG, isolated network, pinned SSH."""
+"""The lab substrate on real guests, through each backend: libvirt directly, and Vagrant
+(vagrant-libvirt) with kubelab's own box; TCG, isolated network, pinned SSH."""
 
 import pytest
 
@@ -7,16 +8,22 @@ from harness.errors import HostKeyMismatch
 from harness.remote.keys import KeyPair
 from harness.remote.ssh import SshRemote
 
-from .helpers import invoke, objects_of, unique_lab_name
+from harness.images.box import volume_prefix as box_volume_prefix
+
+from .helpers import backend_or_unavailable, box_volumes, invoke, objects_of, unique_lab_name
 
 
-@pytest.fixture(scope="module")
-def lab2(libvirt_backend, bookworm_image):
-    spec = lifecycle.plan_lab(2, "bookworm", 1, 1024, unique_lab_name("two"))
+@pytest.fixture(scope="module", params=["libvirt", "vagrant"])
+def lab2(request, libvirt_backend, bookworm_image):
+    backend_or_unavailable(request.param)
+    spec = lifecycle.plan_lab(2, "bookworm", 1, 1024, unique_lab_name(request.param[:3]), backend=request.param)
     lab = lifecycle.up(spec)
     yield lab
     lifecycle.down(lab.name)
     assert objects_of(lab.name) == []
+    if request.param == "vagrant":  # only the box of the current image stays in the pool
+        volumes = box_volumes()
+        assert len(volumes) == 1 and volumes[0].startswith(f"volume {box_volume_prefix(lab.state['box'])}")
 
 
 def ssh(lab, machine):
@@ -64,14 +71,15 @@ def test_br_netfilter_is_a_real_module(lab2):
         assert "br_netfilter" in r.run("lsmod", check=True).stdout
 
 
-def test_snapshot_then_restore_discards_changes(lab2, libvirt_backend):
+def test_snapshot_then_restore_discards_changes(lab2):
+    backend = lifecycle.backend_for(lab2.state["backend"])
     with ssh(lab2, "node2") as r:
         r.run("echo before > /root/marker && sync", check=True)
-    libvirt_backend.snapshot(lab2, "node2", "clean")
+    backend.snapshot(lab2, "node2", "clean")
     with ssh(lab2, "node2") as r:
         r.run("echo after > /root/marker && touch /root/new-file && sync", check=True)
         assert r.run("cat /root/marker", check=True).stdout == "after\n"
-    libvirt_backend.restore(lab2, "node2", "clean", timeout=180)
+    backend.restore(lab2, "node2", "clean", timeout=180)
     with ssh(lab2, "node2") as r:
         assert r.run("cat /root/marker", check=True).stdout == "before\n"
         assert not r.run("test -e /root/new-file").ok
@@ -92,8 +100,8 @@ def test_lab_ssh_task_runs_a_command(lab2):
     assert proc.returncode == 0 and out.strip() == "node1"
 
 
-def test_collect_logs(lab2, libvirt_backend, tmp_path):
-    files = libvirt_backend.collect_logs(lab2, "node1", tmp_path)
+def test_collect_logs(lab2, tmp_path):
+    files = lifecycle.backend_for(lab2.state["backend"]).collect_logs(lab2, "node1", tmp_path)
     names = sorted(f.name for f in files)
     assert names == ["node1.domain.xml", "node1.serial.log"]
     assert "kubelab-seed: applied seed" in (tmp_path / "node1.serial.log").read_text(errors="replace")
