@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import secrets
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..errors import HarnessError, MachineTimeout
@@ -236,6 +236,10 @@ class Engine:
                         self._reboot("verify", "reboot before check", machine, REBOOT_TIMEOUT)
                         rebooted.add(machine)
         self._checks("verify", self.scenario.verify, entry)
+        # each fault's own proof that the healthy state holds (after the scenario's reboot, if any)
+        for machine, fault in self.faults:
+            for check in fault.persistence_checks():
+                self._observe("verify", "verify", replace(check, name=f"{fault.kind}: {check.name}"), machine, entry)
         self._checks("observe", self.scenario.observe, entry, phase="verify")
 
     def _collect(self, entry) -> None:

@@ -123,9 +123,12 @@ def test_fault_run_sends_exactly_these_commands_in_order(tmp_path):
         "printf '%s = %s\\n' net.ipv4.ip_forward 1 > /etc/sysctl.d/99-kubernetes.conf",
         "sysctl -p /etc/sysctl.d/99-kubernetes.conf",           # recover
         "cat /proc/sys/kernel/random/boot_id", "systemctl reboot", "cat /proc/sys/kernel/random/boot_id",
-        "sysctl net.ipv4.ip_forward",                           # verify
+        "sysctl net.ipv4.ip_forward",                           # verify: the scenario's check
+        "sysctl net.ipv4.ip_forward",                           # verify: the fault's persistence check
         "cat /etc/sysctl.d/99-kubernetes.conf",                 # collect
     ]
+    assert [o["check"] for o in record["observations"]] == [
+        "net.ipv4.ip_forward is 0", "ip-off", "ip-on", "sysctl-value: net.ipv4.ip_forward is 1"]
     assert (result.exit_code, result.result) == (0, "met")
     assert [p["name"] for p in record["phases"]] == ["prepare", "arm", "armed-check", "install", "expect",
                                                    "recover", "verify", "collect", "teardown"]
@@ -155,7 +158,7 @@ def test_expectation_not_met_still_recovers_and_verifies(tmp_path):
     result, record, _ = run(scenario_file(tmp_path, body), remote, tmp_path)
     assert (result.exit_code, result.result) == (1, "not-met")
     assert result.reason == "1 check(s) not met: expect ip-off on node1"
-    assert [o["met"] for o in record["observations"] if o["kind"] != "armed"] == [False, True]
+    assert [o["met"] for o in record["observations"] if o["kind"] != "armed"] == [False, True, True]
     assert remote.unscripted == []
 
 
@@ -167,7 +170,7 @@ def test_control_run_injects_nothing_but_prepares_the_host(tmp_path):
     assert "sysctl -p /etc/sysctl.d/99-kubernetes.conf" in remote.calls
     status = {p["name"]: (p["status"], p["reason"]) for p in record["phases"]}
     assert status["arm"] == status["armed-check"] == ("skipped", "control run: no faults")
-    assert [o["kind"] for o in record["observations"]] == ["verify"]
+    assert [o["kind"] for o in record["observations"]] == ["verify", "verify"]
     assert record["mode"] == "control" and result.exit_code == 0
     assert result.directory.name.endswith("-control")
 
@@ -237,3 +240,18 @@ def test_interrupt_leaves_an_incomplete_record_and_tears_down(tmp_path):
     assert (expect["status"], expect["reason"]) == ("failed", "interrupted")
     assert [p["name"] for p in record["phases"]][-2:] == ["collect", "teardown"] and lab.downs == 1
     assert "incomplete" in (result.directory / "report.md").read_text().lower()
+
+
+def test_after_reboot_check_reboots_first(tmp_path):
+    body = IP_FORWARD.replace("  - {name: again, reboot: true}\n", "").replace(
+        '{name: ip-on, probe: {sysctl: {key: net.ipv4.ip_forward}}, equals: "1"}',
+        '{name: ip-on, probe: {sysctl: {key: net.ipv4.ip_forward}}, equals: "1", after_reboot: true}')
+    remote = ip_forward_remote()
+    result, record, _ = run(scenario_file(tmp_path, body), remote, tmp_path)
+    assert result.exit_code == 0 and remote.unscripted == []
+    i = remote.calls.index("systemctl reboot")
+    assert remote.calls[i - 2] == "sysctl -p /etc/sysctl.d/99-kubernetes.conf"   # recover, then
+    assert remote.calls[i + 2] == "sysctl net.ipv4.ip_forward"                  # a new boot id, then the check
+    reboot = next(s for s in record["steps"] if s["phase"] == "verify")
+    assert reboot["name"] == "reboot before check" and "boot id boot-a -> boot-b" in (
+        result.directory / reboot["log"]).read_text()
