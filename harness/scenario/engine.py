@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import secrets
 import time
+import traceback
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -136,7 +137,11 @@ class Engine:
             self.failed_phase = self.failed_phase or name
             raise
         except Exception as exc:  # noqa: BLE001 - any failure still gets collect, teardown and a report
-            why = str(exc) if isinstance(exc, (HarnessError, OSError, TimeoutError)) else f"internal error: {type(exc).__name__}: {exc}"
+            if isinstance(exc, (HarnessError, OSError, TimeoutError)):
+                why = str(exc)
+            else:  # a bug in kubelab: keep the traceback with the run
+                log = rec.write_file(f"steps/{name}-internal-error.log", traceback.format_exc())
+                why = f"internal error: {type(exc).__name__}: {exc} (traceback in {log})"
             rec.phase_end(entry, "failed", why)
             self.failed_phase = self.failed_phase or name
             self.progress.note(f"{name}: FAILED after {time.monotonic() - started:.1f}s: {str(exc).splitlines()[0]}")

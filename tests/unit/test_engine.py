@@ -255,3 +255,14 @@ def test_after_reboot_check_reboots_first(tmp_path):
     reboot = next(s for s in record["steps"] if s["phase"] == "verify")
     assert reboot["name"] == "reboot before check" and "boot id boot-a -> boot-b" in (
         result.directory / reboot["log"]).read_text()
+
+
+def test_a_bug_is_an_error_with_its_traceback_kept(tmp_path):
+    remote = ip_forward_remote()
+    del remote.script["sysctl -w net.ipv4.ip_forward=0"]  # the engine sends a command nobody scripted
+    result, record, lab = run(scenario_file(tmp_path, IP_FORWARD), remote, tmp_path)
+    assert remote.unscripted == ["sysctl -w net.ipv4.ip_forward=0"]
+    assert result.exit_code == 2 and lab.downs == 1
+    arm = next(p for p in record["phases"] if p["name"] == "arm")
+    assert arm["reason"].startswith("internal error: UnscriptedCommand: node1: unscripted command")
+    assert "Traceback" in (result.directory / "steps" / "arm-internal-error.log").read_text()
