@@ -117,14 +117,9 @@ def images_prune(c):
 
     if not box.vagrant_home().exists():
         return
-    import libvirt
+    from harness.machines.libvirt import LibvirtBackend
 
-    from harness.machines.libvirt import POOL, LibvirtBackend
-
-    try:
-        pool = LibvirtBackend().conn.storagePoolLookupByName(POOL)
-    except libvirt.libvirtError:
-        pool = None
+    pool = LibvirtBackend().storage_pool(create=False)
     in_use = {Lab.load(n).state.get("box") for n in Lab.names()}
     keep = {f"{box.BOX_PREFIX}{i}" for i in current} | {b for b in in_use if b}
     for item in box.prune(VagrantCli(box.vagrant_home()), pool, keep):

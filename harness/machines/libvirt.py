@@ -139,18 +139,24 @@ class LibvirtBackend(MachineBackend):
             fcntl.flock(f, fcntl.LOCK_EX)
             yield
 
-    def _pool(self) -> libvirt.virStoragePool:
+    def storage_pool(self, create: bool = True) -> libvirt.virStoragePool | None:
+        """kubelab's storage pool, started; defined first when `create`, else None if absent."""
         try:
             pool = self.conn.storagePoolLookupByName(POOL)
         except libvirt.libvirtError as exc:
             if not _not_found(exc):
                 raise
+            if not create:
+                return None
             target = paths.volumes_dir()
             target.mkdir(parents=True, exist_ok=True)
             target.chmod(0o711)
             pool = self.conn.storagePoolDefineXML(pool_xml(POOL, str(target)), 0)
         if not pool.isActive():
+            # its folder may have been deleted (a cleaned host); libvirt will not start it then
+            self.pool_dir(pool).mkdir(parents=True, exist_ok=True)
             pool.create(0)
+        pool.refresh(0)
         return pool
 
     # -- up ----------------------------------------------------------------
@@ -193,7 +199,7 @@ class LibvirtBackend(MachineBackend):
     def _network(self, lab, verdict, progress):
         """The storage pool, and the lab's isolated network with a fixed address per machine."""
         with self._host_lock():
-            pool = self._pool()
+            pool = self.storage_pool()
             subnet = pick_subnet(host_routes() + self._libvirt_subnets())
             bridge = f"kubelab{ipaddress.ip_network(subnet).network_address.packed[2]}"
             hosts = []
@@ -425,15 +431,9 @@ class LibvirtBackend(MachineBackend):
         return True
 
     def _remove_volume(self, name: str) -> bool:
-        try:
-            pool = self.conn.storagePoolLookupByName(POOL)
-        except libvirt.libvirtError as exc:
-            if _not_found(exc):
-                return False
-            raise
-        if not pool.isActive():
-            pool.create(0)
-        pool.refresh(0)
+        pool = self.storage_pool(create=False)
+        if pool is None:
+            return False
         try:
             vol = pool.storageVolLookupByName(name)
         except libvirt.libvirtError as exc:
@@ -464,14 +464,9 @@ class LibvirtBackend(MachineBackend):
     def leftovers(self) -> list[str]:
         found = [f"domain {d.name()}" for d in self.conn.listAllDomains(0) if self._is_ours(d)]
         found += [f"network {n.name()}" for n in self.conn.listAllNetworks(0) if n.name().startswith(PREFIX)]
-        try:
-            pool = self.conn.storagePoolLookupByName(POOL)
-            if pool.isActive():
-                pool.refresh(0)
-                found += [f"volume {v.name()}" for v in pool.listAllVolumes(0) if not is_box_volume(v.name())]
-        except libvirt.libvirtError as exc:
-            if not _not_found(exc):
-                raise
+        pool = self.storage_pool(create=False)
+        if pool is not None:
+            found += [f"volume {v.name()}" for v in pool.listAllVolumes(0) if not is_box_volume(v.name())]
         return found
 
     @staticmethod
@@ -490,16 +485,8 @@ class LibvirtBackend(MachineBackend):
             if self._is_ours(dom) and lab_of(dom.name()) not in keep_labs:
                 if self._remove_domain(dom.name()):
                     removed.append(f"domain {dom.name()}")
-        try:
-            pool = self.conn.storagePoolLookupByName(POOL)
-        except libvirt.libvirtError as exc:
-            if not _not_found(exc):
-                raise
-            pool = None
+        pool = self.storage_pool(create=False)
         if pool is not None:
-            if not pool.isActive():
-                pool.create(0)
-            pool.refresh(0)
             for vol in pool.listAllVolumes(0):
                 if not is_box_volume(vol.name()) and lab_of(vol.name()) not in keep_labs:
                     vol.delete(0)

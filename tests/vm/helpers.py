@@ -17,13 +17,9 @@ def objects_of(lab: str) -> list[str]:
 
 def box_volumes() -> list[str]:
     """Vagrant boxes uploaded into kubelab's pool."""
-    import libvirt
-
-    try:
-        pool = LibvirtBackend().conn.storagePoolLookupByName("kubelab")
-    except libvirt.libvirtError:
+    pool = LibvirtBackend().storage_pool(create=False)
+    if pool is None:
         return []
-    pool.refresh(0)
     return [f"volume {v.name()}" for v in pool.listAllVolumes(0) if "_vagrant_box_image_" in v.name()]
 
 
