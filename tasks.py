@@ -190,8 +190,9 @@ def lab_status(c):
               f"network {net.get('name', '-')} {net.get('subnet', '')}, created {lab.state['created_at']}")
         for m in backend.machines(lab):
             print(f"  {m.name:<10} {m.role:<8} {m.state:<10} {m.ip}")
-    leftovers = [o for o in lifecycle.backend_for("libvirt").leftovers()
-                 if not any(f"-{n}." in o or o.endswith(f"-{n}") for n in names)]
+    from harness.machines.libvirt import lab_of
+
+    leftovers = [o for o in lifecycle.backend_for("libvirt").leftovers() if lab_of(o.split(" ", 1)[1]) not in names]
     if leftovers:
         print("kubelab objects no lab claims (`invoke lab.down --all` removes them):")
         for item in leftovers:

@@ -55,14 +55,13 @@ def plan_lab(machines: int, suite: str, cpus: int, memory: int, name: str | None
         problems.append(f"--backend {backend}: choose one of {', '.join(BACKENDS)}")
     name = name or f"lab-{secrets.token_hex(2)}"
     problems += check_name("lab", name, MAX_LAB_NAME)
-    if machines >= 1 and memory >= 256:
-        need = machines * (memory + GUEST_OVERHEAD_MIB)
-        have = available_mib if available_mib is not None else host.available_memory() >> 20
-        if need > have:
-            problems.append(
-                f"--memory {memory} x {machines} machine(s) needs about {need} MiB "
-                f"({GUEST_OVERHEAD_MIB} MiB QEMU overhead each) but the host has {have} MiB available"
-            )
+    shortfall = _memory_shortfall([memory] * machines, available_mib) if machines >= 1 and memory >= 256 else None
+    if shortfall:
+        need, have = shortfall
+        problems.append(
+            f"--memory {memory} x {machines} machine(s) needs about {need} MiB "
+            f"({GUEST_OVERHEAD_MIB} MiB QEMU overhead each) but the host has {have} MiB available"
+        )
     if problems:
         raise UsageError("refusing to create the lab:\n  " + "\n  ".join(problems))
     specs = tuple(MachineSpec(f"node{i + 1}", "node", cpus, memory) for i in range(machines))
@@ -71,11 +70,18 @@ def plan_lab(machines: int, suite: str, cpus: int, memory: int, name: str | None
     return LabSpec(name, suite, backend, specs)
 
 
+def _memory_shortfall(memories: list[int], available_mib: int | None = None) -> tuple[int, int] | None:
+    """(needed, available) MiB when the host cannot hold machines of these sizes, else None."""
+    need = sum(m + GUEST_OVERHEAD_MIB for m in memories)
+    have = available_mib if available_mib is not None else host.available_memory() >> 20
+    return (need, have) if need > have else None
+
+
 def check_capacity(machines, available_mib: int | None = None) -> None:
     """Refuse machines whose memory the host does not have (before creating any)."""
-    need = sum(m.memory_mib + GUEST_OVERHEAD_MIB for m in machines)
-    have = available_mib if available_mib is not None else host.available_memory() >> 20
-    if need > have:
+    shortfall = _memory_shortfall([m.memory_mib for m in machines], available_mib)
+    if shortfall:
+        need, have = shortfall
         raise UsageError(f"the lab needs about {need} MiB ({GUEST_OVERHEAD_MIB} MiB QEMU overhead per machine) "
                          f"but the host has {have} MiB available")
 

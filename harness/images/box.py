@@ -55,7 +55,7 @@ def package(image: store.Image) -> Path:
     if target.exists():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
-    size_gib = -(-int(image.manifest.get("disk_size", "8G").rstrip("G")) // 1)
+    size_gib = int(image.manifest["disk_size"].rstrip("G"))  # the recipe's DISK_SIZE, e.g. "8G"
     metadata = json.dumps({"provider": "libvirt", "format": "qcow2", "virtual_size": size_gib}).encode()
     vagrantfile = BOX_VAGRANTFILE.format(cmdline=image.cmdline).encode()
     tmp = target.with_name(f".{target.name}.tmp")

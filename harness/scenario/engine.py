@@ -24,6 +24,7 @@ from ..probes import make as make_probe
 from ..probes.facts import COMMAND as FACTS_COMMAND
 from ..probes.facts import parse as parse_facts
 from ..progress import Progress
+from ..remote.result import CommandResult
 from .checks import Outcome, applies, evaluate
 from .model import Check, Scenario
 
@@ -222,15 +223,12 @@ class Engine:
                 elif step.action == "reboot":
                     self._reboot("recover", step.name, machine, step.timeout if step.timeout > 120 else REBOOT_TIMEOUT)
                 else:
-                    for m, fault in self.faults_for_recovery():
+                    # in a control run the faults were never injected, yet their recovery is the
+                    # host preparation the healthy checks expect, so it runs all the same
+                    for m, fault in self.faults:
                         if m == machine:
                             for command in fault.recover():
                                 self._run_step("recover", f"{fault.kind}: recover", machine, command, step.timeout)
-
-    def faults_for_recovery(self):
-        """In a control run the faults were never injected, yet their recovery is the
-        host preparation the healthy checks expect, so it runs all the same."""
-        return self.faults
 
     def _verify(self, entry) -> None:
         rebooted: set[str] = set()
@@ -308,8 +306,6 @@ class Engine:
                 remote.close()
                 continue
             if now and now != before:
-                from ..remote.result import CommandResult
-
                 took = self.clock() - started
                 self.record.step(phase, name, machine, CommandResult(
                     machine, "systemctl reboot  # then wait for a new boot id", 0,
