@@ -23,12 +23,34 @@ class ImageError(HarnessError):
     """An image could not be built, found or read."""
 
 
+class ArtifactError(HarnessError):
+    """A kit artifact (Go build, OCI image, registry content) could not be made or read."""
+
+
+class BuildFailed(ArtifactError):
+    """A build command failed: names the component, the exact command and its last lines."""
+
+    def __init__(self, component: str, command: str, exit_code, lines: list[str], workdir: str = ""):
+        self.component = component
+        self.command = command
+        self.exit_code = exit_code
+        self.lines = lines
+        where = f"\n  in {workdir}" if workdir else ""
+        how = "timed out" if exit_code is None else f"exited {exit_code}"
+        tail = "\n".join("    " + l for l in lines[-25:]) or "    (no output)"
+        super().__init__(f"building {component}: `{command}` {how}{where}\n  last output:\n{tail}")
+
+
 class BackendError(HarnessError):
     """A machine backend failed."""
 
 
 class BackendUnavailable(BackendError):
     """The backend cannot be used on this host; the message says why and how to fix it."""
+
+
+class VagrantError(BackendError):
+    """A `vagrant` command failed: the command, its exit code and its last lines."""
 
 
 class Unsupported(BackendError):
@@ -80,3 +102,28 @@ class CommandFailed(RemoteError):
         super().__init__(
             f"{result.host}: `{result.command}` exited {result.exit_code}" + result.tail_block()
         )
+
+
+class ScenarioError(HarnessError):
+    """Scenario files with problems; every problem names file, line and field."""
+
+    def __init__(self, problems: list[str]):
+        self.problems = problems
+        n = len(problems)
+        super().__init__(f"{n} problem{'s' if n != 1 else ''} in scenario files:\n  " + "\n  ".join(problems))
+
+
+class YamlProblem(Exception):
+    """One problem in one YAML file, at a line; collected into a ScenarioError."""
+
+    def __init__(self, file: str, line: int, message: str):
+        self.file, self.line, self.message = file, line, message
+        super().__init__(f"{file}:{line}: {message}")
+
+
+class PhaseError(HarnessError):
+    """A scenario phase could not do its job (exit 2)."""
+
+
+class UnscriptedCommand(AssertionError):
+    """A scripted test remote was sent a command it was not told to expect."""

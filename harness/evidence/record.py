@@ -106,9 +106,20 @@ class RunRecord:
         self.save()
 
     # -- steps and observations -------------------------------------------
-    def step(self, phase: str, name: str, machine: str, result: CommandResult) -> None:
+    def write_private(self, name: str, text: str) -> Path:
+        """A secret the harness needs (admin.conf): private/, mode 600, never rendered."""
+        path = self.directory / "private" / name
+        write_atomic(path, text, mode=0o600)
+        path.parent.chmod(0o700)
+        return path
+
+    def step(self, phase: str, name: str, machine: str, result: CommandResult, content: str = "") -> None:
+        """A command and its verbatim output; `content`, what it was given on stdin (a file it wrote)."""
         log = self._log_name(phase, machine, name)
-        self.write_file(log, _log_text(machine, result))
+        text = _log_text(machine, result)
+        if content:
+            text = f"--- stdin ({len(content)} bytes) ---\n{content}\n--- end of stdin ---\n" + text
+        self.write_file(log, text)
         self.data["steps"].append({
             "index": len(self.data["steps"]) + 1, "phase": phase, "name": name, "machine": machine,
             "command": result.command, "exit_code": result.exit_code, "started_at": result.started_at,

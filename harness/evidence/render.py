@@ -7,6 +7,8 @@ the record; a value it lacks is shown as "—", never guessed.
 
 from __future__ import annotations
 
+import json
+
 import html as _html
 import xml.etree.ElementTree as ET
 from datetime import datetime, timezone
@@ -14,7 +16,7 @@ from pathlib import Path
 
 from harness.evidence.redact import redact, redact_obj
 from harness.fsutil import write_atomic
-from harness.scenario.model import PHASES
+from harness.model import PHASES
 
 DASH = "—"
 MET = {True: "✔", False: "✘", None: DASH}
@@ -97,6 +99,8 @@ def _document(run: dict) -> list[tuple]:
         ("Finished", _when(run.get("finished_at"))),
     ]
     doc += [("h", 2, "Summary"), ("p", sc.get("summary") or DASH), ("fields", fields)]
+    if run.get("facts"):
+        doc += [("h", 2, "Facts"), ("table", ["fact", "value"], [[k, v] for k, v in run["facts"].items()])]
 
     versions = [[m, v.get("ip", DASH), *(v.get("versions", {}).get(k) or DASH for k in VERSION_KEYS)]
                 for m, v in run.get("machines", {}).items()]
@@ -132,7 +136,36 @@ def _document(run: dict) -> list[tuple]:
     links = [(f"{e.get('what', DASH)} ({e.get('kind', DASH)}, {e.get('machine', DASH)})", e.get("file", ""))
              for e in run.get("evidence", [])]
     doc += [("h", 2, "Evidence files"), ("links", links) if links else ("p", "No evidence files were recorded.")]
-    return doc
+    return [_as_text(b) for b in doc]
+
+
+def _text(value) -> str:
+    """Any value a record can hold, as display text: observations carry exit codes,
+    booleans, numbers, lists and mappings as well as strings."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return str(value)
+    return json.dumps(value, indent=2, sort_keys=True, default=str)
+
+
+def _as_text(block: tuple) -> tuple:
+    kind = block[0]
+    if kind in ("p", "code"):
+        return (kind, _text(block[1]))
+    if kind == "h":
+        return (kind, block[1], _text(block[2]))
+    if kind == "fields":
+        return (kind, [(k, v if isinstance(v, tuple) else _text(v)) for k, v in block[1]])
+    if kind == "table":
+        return (kind, block[1], [[_text(c) for c in row] for row in block[2]])
+    if kind == "warn":
+        return (kind, block[1], [_text(line) for line in block[2]])
+    return block
 
 
 # -- Markdown ---------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """Faults by kind; one module per family."""
 
+from .airgap import ImageMirrorRemoved
 from .base import Fault
 from .containerd import ContainerdCgroupDriver, ContainerdDropin
 from .kernel import ModuleMissing
@@ -7,7 +8,7 @@ from .swap import SwapOn
 from .sysctl import SysctlValue
 
 FAULTS: dict[str, type[Fault]] = {f.kind: f for f in (
-    ModuleMissing, SysctlValue, SwapOn, ContainerdDropin, ContainerdCgroupDriver,
+    ModuleMissing, SysctlValue, SwapOn, ContainerdDropin, ContainerdCgroupDriver, ImageMirrorRemoved,
 )}
 
 

@@ -12,7 +12,7 @@ from typing import ClassVar
 
 from ..params import Param, resolve
 from ..probes import make as make_probe
-from ..scenario.model import Check, ProbeRef
+from ..model import Check, ProbeRef
 
 
 class Fault:

@@ -15,7 +15,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from .. import paths
+from .. import paths, streamed
 from ..errors import ImageError
 from ..fsutil import write_json
 from ..progress import Progress
@@ -64,28 +64,13 @@ def _remove_abandoned_builds(root: Path) -> None:
 def _run(cmd: list[str], what: str, timeout: float, env=None, progress: Progress | None = None) -> str:
     """Run a build command, streaming its lines to the progress line; on failure
     the error carries the command and the last lines it printed."""
-    start = time.monotonic()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            env=env, errors="replace")
-    lines: list[str] = []
-    try:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            lines.append(line.rstrip("\n"))
-            if progress:
-                progress.update(f"{what}: {line.strip()[:100]}")
-            if time.monotonic() - start > timeout:
-                proc.kill()
-                raise ImageError(f"{what}: `{' '.join(cmd)}` took longer than {timeout:g}s" + _tail(lines))
-        proc.wait(timeout=max(1, timeout - (time.monotonic() - start)))
-    except BaseException:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        raise
-    if proc.returncode != 0:
-        raise ImageError(f"{what}: `{' '.join(cmd)}` exited {proc.returncode}" + _tail(lines))
-    return "\n".join(lines)
+    progress_line = (lambda line: progress.update(f"{what}: {line[:100]}")) if progress else None
+    done = streamed.run(cmd, timeout, env=env, on_line=progress_line)
+    if done.exit_code is None:
+        raise ImageError(f"{what}: `{' '.join(cmd)}` took longer than {timeout:g}s" + _tail(done.lines))
+    if done.exit_code != 0:
+        raise ImageError(f"{what}: `{' '.join(cmd)}` exited {done.exit_code}" + _tail(done.lines))
+    return done.output
 
 
 def _tail(lines: list[str], n: int = 20) -> str:

@@ -15,6 +15,9 @@ from ..params import Param, resolve
 from ..remote.result import CommandResult
 
 
+PROBE_TIMEOUT = 60.0
+
+
 @dataclass(frozen=True)
 class Reading:
     value: Any
@@ -40,6 +43,14 @@ class Probe:
 
     def parse(self, result: CommandResult) -> Reading:
         raise NotImplementedError
+
+    def observe(self, remote, command: str) -> tuple["Reading", int | None]:
+        """One reading: run the command on the machine and parse it (cluster probes read the API)."""
+        result = remote.run(command, timeout=PROBE_TIMEOUT)
+        return self.parse(result), result.exit_code
+
+    target = "machine"  # or "cluster": where the probe reads
+    poll_interval = 0.0  # seconds between polls; 0: the engine's default (a quarter second)
 
     def describe(self) -> str:
         return " ".join([self.kind, *(str(v) for v in self.args.values() if v is not None)])

@@ -13,22 +13,23 @@ from __future__ import annotations
 import secrets
 import time
 import traceback
+import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ..errors import HarnessError, MachineTimeout
+from ..errors import HarnessError, MachineTimeout, PhaseError
+from ..facts import derive as derive_facts
 from ..evidence.record import RunRecord
-from ..faults import make as make_fault
+from ..model import CLUSTER, PHASES, Scenario
 from ..probes import Context
 from ..probes import make as make_probe
 from ..probes.facts import COMMAND as FACTS_COMMAND
 from ..probes.facts import parse as parse_facts
 from ..progress import Progress
 from ..remote.result import CommandResult
-from .checks import Outcome, applies, evaluate
-from .model import Check, Scenario
-
-REBOOT_TIMEOUT = 240.0
+from .checks import Outcome, evaluate
+from ..provisioners import kubeadm_config
+from .plan import BOOT_ID, Step, plan
 
 
 @dataclass(frozen=True)
@@ -47,16 +48,6 @@ class RunResult:
     directory: Path
 
 
-class PhaseError(HarnessError):
-    """A phase could not do its job (exit 2)."""
-
-
-def targets(selector: str, machines: list[str]) -> list[str]:
-    if selector == "@all":
-        return list(machines)
-    return [selector[1:] if selector.startswith("@") else selector]
-
-
 def lab_name(scenario: str) -> str:
     stem = scenario[:14].rstrip("-")
     return f"{stem}-{secrets.token_hex(2)}"
@@ -64,15 +55,21 @@ def lab_name(scenario: str) -> str:
 
 class Engine:
     def __init__(self, scenario: Scenario, options: Options, labs, progress: Progress | None = None,
-                 clock=time.monotonic, sleep=time.sleep):
+                 clock=time.monotonic, sleep=time.sleep, cluster_client=None, kit=None):
         self.scenario = scenario
+        # injectable for tests: the cluster's API client (built from admin.conf) and the kit record
+        self.cluster_client_factory = cluster_client
+        self.kit = kit
         self.options = options
         self.labs = labs  # provider: up(scenario, suite, name, progress) -> lab handle
         self.progress = progress or Progress()
         self.suite = options.suite or scenario.lab.suite
         self.lab = None
         self.facts: dict[str, dict] = {}
-        self.faults: list[tuple[str, object]] = []  # (machine, Fault)
+        self.steps: list[Step] = []  # the plan, made once the machines' facts are known
+        self.captured: dict[str, str] = {}  # @@name@@ values read from step output
+        self.kubeconfig = None  # admin.conf, once the install track fetched it
+        self._cluster = None
         self.since = 0.0
         self.failed_phase: str | None = None
         self.record: RunRecord | None = None
@@ -86,22 +83,25 @@ class Engine:
         interrupted = False
         try:
             self._phase("prepare", self._prepare)
-            if self.options.control:
-                for p in ("arm", "armed-check"):
-                    rec.phase_skipped(p, "control run: no faults")
-            else:
-                self._phase("arm", self._arm)
-                self._phase("armed-check", self._armed_check)
-            rec.phase_skipped("install", f"install track `{self.scenario.install}`")
-            self._phase("expect", self._expect)
-            self._phase("recover", self._recover)
-            self._phase("verify", self._verify)
+            for phase in PHASES[1:PHASES.index("collect")]:
+                skipped = self._skip_reason(phase)
+                if skipped:
+                    rec.phase_skipped(phase, skipped)
+                else:
+                    self._phase(phase, self._run_phase)
         except KeyboardInterrupt:
             interrupted = True
             self.progress.note("interrupted: collecting what there is and tearing down")
         finally:
             interrupted = self._finally_phases() or interrupted
         return self._verdict(interrupted)
+
+    def _skip_reason(self, phase: str) -> str:
+        if phase in ("arm", "armed-check") and self.options.control:
+            return "control run: no faults"
+        if phase == "install" and self.scenario.install.track == "none":
+            return "install track `none`"
+        return ""
 
     def _finally_phases(self) -> bool:
         """Collect and teardown, whatever happened before. True if interrupted here."""
@@ -145,7 +145,7 @@ class Engine:
                 why = f"internal error: {type(exc).__name__}: {exc} (traceback in {log})"
             rec.phase_end(entry, "failed", why)
             self.failed_phase = self.failed_phase or name
-            self.progress.note(f"{name}: FAILED after {time.monotonic() - started:.1f}s: {str(exc).splitlines()[0]}")
+            self.progress.note(f"{name}: FAILED: {why.splitlines()[0]}")
             return
         rec.phase_end(entry, "ok")
         self.progress.note(f"{name}: ok in {time.monotonic() - started:.1f}s")
@@ -163,9 +163,16 @@ class Engine:
         elif failed:
             result, code = "not-met", 1
             reason = f"{len(failed)} check(s) not met: " + "; ".join(f"{o['kind']} {o['check']} on {o['machine']}" for o in failed)
+        elif self.scenario.expect and not self.options.control and \
+                not any(o["kind"] == "expect" and o["met"] is True for o in obs):
+            # every expectation gated out (by versions, say): nothing was shown, so nothing is met
+            result, code = "not-met", 1
+            reason = "no expectation was evaluated on these machines: " + "; ".join(
+                f"{o['check']} ({o['matched']})" for o in obs if o["kind"] == "expect")
         else:
             result, code, reason = "met", 0, "every expectation and check was met"
         complete = not interrupted
+        rec.data["facts"] = derive_facts(self.scenario.facts, obs)
         rec.finish(result, code, reason, complete)
         self.progress.note(f"verdict: {result} (exit {code}): {reason}")
         self.progress.note(f"report: {rec.directory / 'report.md'}")
@@ -185,81 +192,119 @@ class Engine:
                                          "pid1": self.facts[name]["pid1"], "cgroupfs": self.facts[name]["cgroupfs"]}
         rec.save()
         self.since = time.time()
-        self.faults = [(m, make_fault(f.kind, f.params, self.facts[m]))
-                       for f in self.scenario.faults for m in targets(f.target, list(self.lab.machines))]
+        roles = {m: self.lab.role(m) for m in self.lab.machines}
+        install = None
+        if self.scenario.install.track == "kubeadm":
+            install = self._install_context(roles)
+            rec.data["install"] = {"track": "kubeadm", "kubernetes": self.scenario.install.kubernetes,
+                                   "timeouts": dict(kubeadm_config.TCG_TIMEOUTS),
+                                   "leader_election": dict(kubeadm_config.TCG_LEADER_ELECTION),
+                                   "etcd": dict(kubeadm_config.TCG_ETCD),
+                                   "encryption_algorithm": kubeadm_config.TCG_KEYS,
+                                   "static_pod_patches": kubeadm_config.tcg_patches(),
+                                   "go_runtime": dict(kubeadm_config.TCG_GO_ENV),
+                                   "kubelet_args": dict(kubeadm_config.TCG_KUBELET_ARGS),
+                                   "note": "kubeadm timeouts lengthened for TCG (provisioners/kubeadm_config.py)"}
+            rec.save()
+        self.steps = plan(self.scenario, roles, self.facts, self.options.control, install=install)
 
-    def _run_step(self, phase: str, name: str, machine: str, command: str, timeout: float = 120.0) -> None:
-        result = self.lab.remote(machine).run(command, timeout=timeout)
-        self.record.step(phase, name, machine, result)
-        if not result.ok:
-            raise PhaseError(f"{phase}: `{command}` on {machine} exited {result.exit_code}" + result.tail_block(8))
+    def _install_context(self, roles):
+        from ..artifacts import kit as kits
+        from ..artifacts.versions import KubeVersion
+        from ..provisioners.kubeadm import InstallContext, new_token
 
-    def _arm(self, entry) -> None:
-        self.since = time.time()
-        for machine, fault in self.faults:
-            for command in fault.inject():
-                self._run_step("arm", f"{fault.kind}: inject", machine, command)
+        kit = self.kit or kits.load_kit(KubeVersion.parse(self.scenario.install.kubernetes))
+        return InstallContext(
+            roles=roles, ips={m: self.lab.ip(m) for m in roles}, facts=self.facts, gateway=self.lab.gateway,
+            pause_image=next(r for r in kit["kubeadm_images"] if "/pause:" in r),
+            flannel_image=kits.FLANNEL_IMAGE, flannel_cni_image=kits.FLANNEL_CNI_IMAGE, token=new_token())
 
-    def _armed_check(self, entry) -> None:
+    def _run_phase(self, entry) -> None:
+        """Execute the plan's steps of the phase that is running, in order."""
+        phase = entry["name"]
+        if phase == "arm":
+            self.since = time.time()  # journal probes read from here on
         not_armed = []
-        for machine, fault in self.faults:
-            for check in fault.armed_checks():
-                entry_obs = self._observe("armed", "armed-check", check, machine, entry)
-                if not entry_obs["met"]:
-                    not_armed.append(f"{fault.kind} on {machine}: {check.name} (saw {entry_obs['value']!r})")
+        for step in (s for s in self.steps if s.phase == phase):
+            if not_armed and phase != "armed-check":  # a fault armed inside install did not take: stop here
+                break
+            step = self._filled(step)
+            if step.action in ("run", "write"):
+                self._run_step(step)
+            elif step.action == "fetch":
+                self._fetch(step)
+            elif step.action == "reboot":
+                self._reboot(step)
+            elif step.action == "not-applicable":
+                self.record.not_applicable(step.kind, phase, step.check, step.machine, self.facts[step.machine])
+            elif step.action == "check":
+                obs = self._observe(step, entry)
+                if step.kind == "armed" and not obs["met"]:
+                    not_armed.append(f"{step.name} on {step.machine}: {step.check.name} (saw {obs['value']!r})")
         if not_armed:
             raise PhaseError("fault not in effect, so nothing after this would prove anything: " + "; ".join(not_armed))
 
-    def _expect(self, entry) -> None:
-        if not self.options.control:
-            self._checks("expect", self.scenario.expect, entry)
-        self._checks("observe", self.scenario.observe, entry, phase="expect")
+    def _run_step(self, step: Step) -> None:
+        stdin = step.content.encode() if step.action == "write" else None
+        result = self.lab.remote(step.machine).run(step.command, timeout=step.timeout, stdin=stdin)
+        self.record.step(step.phase, step.name, step.machine, result, content=step.content)
+        if not result.ok and step.may_fail:
+            return  # recorded; the expectations judge it
+        if not result.ok:
+            raise PhaseError(f"{step.phase}: `{step.command}` on {step.machine} exited {result.exit_code}"
+                             + result.tail_block(8))
+        for name, pattern in step.capture:
+            m = re.search(pattern, result.stdout + result.stderr)
+            if not m:
+                raise PhaseError(f"{step.phase}: `{step.command}` on {step.machine}: its output has no "
+                                 f"{pattern!r} (for @@{name}@@)" + result.tail_block(8))
+            self.captured[name] = m.group(1)
 
-    def _recover(self, entry) -> None:
-        for step in self.scenario.recover:
-            for machine in targets(step.target, list(self.lab.machines)):
-                if step.action == "run":
-                    self._run_step("recover", step.name, machine, step.run, step.timeout)
-                elif step.action == "reboot":
-                    self._reboot("recover", step.name, machine, step.timeout if step.timeout > 120 else REBOOT_TIMEOUT)
-                else:
-                    # in a control run the faults were never injected, yet their recovery is the
-                    # host preparation the healthy checks expect, so it runs all the same
-                    for m, fault in self.faults:
-                        if m == machine:
-                            for command in fault.recover():
-                                self._run_step("recover", f"{fault.kind}: recover", machine, command, step.timeout)
+    def _filled(self, step: Step) -> Step:
+        """@@name@@ in a command or file content, filled with what an earlier step printed."""
+        if "@@" not in step.command + step.content:
+            return step
+        command, content = step.command, step.content
+        for name, value in self.captured.items():
+            command, content = command.replace(f"@@{name}@@", value), content.replace(f"@@{name}@@", value)
+        return replace(step, command=command, content=content)
 
-    def _verify(self, entry) -> None:
-        rebooted: set[str] = set()
-        for check in self.scenario.verify:
-            if check.after_reboot:
-                for machine in targets(check.target, list(self.lab.machines)):
-                    if machine not in rebooted:
-                        self._reboot("verify", "reboot before check", machine, REBOOT_TIMEOUT)
-                        rebooted.add(machine)
-        self._checks("verify", self.scenario.verify, entry)
-        # each fault's own proof that the healthy state holds (after the scenario's reboot, if any)
-        for machine, fault in self.faults:
-            for check in fault.persistence_checks():
-                self._observe("verify", "verify", replace(check, name=f"{fault.kind}: {check.name}"), machine, entry)
-        self._checks("observe", self.scenario.observe, entry, phase="verify")
+    def _filled_check(self, check):
+        """@@name@@ in a check's expected value: what an earlier step printed (the CA hash of the join)."""
+        if not self.captured:
+            return check
+        def fill(value):
+            if isinstance(value, str):
+                for name, captured in self.captured.items():
+                    value = value.replace(f"@@{name}@@", captured)
+            return value
+        return replace(check, equals=fill(check.equals), pattern=fill(check.pattern), absent=fill(check.absent))
+
+    def _fetch(self, step: Step) -> None:
+        """A file the harness needs (admin.conf): kept private in the run folder, never in a report."""
+        result = self.lab.remote(step.machine).run(step.command, timeout=step.timeout)
+        if not result.ok:
+            raise PhaseError(f"{step.phase}: `{step.command}` on {step.machine} exited {result.exit_code}"
+                             + result.tail_block(4))
+        path = self.record.write_private(f"{step.machine}-{step.command.rsplit('/', 1)[-1]}", result.stdout)
+        self.record.step(step.phase, step.name, step.machine, replace(result, stdout=f"(kept in {path}, mode 600)\n"))
+        if step.name == "admin.conf":
+            self.kubeconfig = path
 
     def _collect(self, entry) -> None:
         if self.lab is None:
             return
         rec = self.record
-        for ev in self.scenario.evidence:
-            for machine in targets(ev.target, list(self.lab.machines)):
-                command = ev.command
-                try:
-                    result = self.lab.remote(machine).run(command, timeout=60)
-                except HarnessError as exc:
-                    rel = rec.write_file(f"evidence/{machine}-{ev.kind}-{_safe(ev.what)}.txt", f"could not collect: {exc}\n")
-                else:
-                    rel = rec.write_file(f"evidence/{machine}-{ev.kind}-{_safe(ev.what)}.txt",
-                                         f"$ {command}\n{result.stdout}{result.stderr}")
-                rec.evidence(ev.kind, ev.what, machine, rel)
+        for step in (s for s in self.steps if s.phase == "collect"):
+            kind, what = step.name.split(" ", 1)
+            rel_name = f"evidence/{step.machine}-{kind}-{_safe(what)}.txt"
+            try:
+                result = self.lab.remote(step.machine).run(step.command, timeout=step.timeout)
+            except HarnessError as exc:
+                rel = rec.write_file(rel_name, f"could not collect: {exc}\n")
+            else:
+                rel = rec.write_file(rel_name, f"$ {step.command}\n{result.stdout}{result.stderr}")
+            rec.evidence(kind, what, step.machine, rel)
         for machine in self.lab.machines:
             for path in self.lab.collect_logs(machine, rec.directory / "evidence"):
                 kind = "serial" if path.name.endswith("serial.log") else "domain"
@@ -271,27 +316,33 @@ class Engine:
             self.lab.down(self.progress)
 
     # -- helpers ---------------------------------------------------------------
-    def _checks(self, kind: str, checks: tuple[Check, ...], entry, phase: str | None = None) -> None:
-        for check in checks:
-            for machine in targets(check.target, list(self.lab.machines)):
-                if not applies(check, self.facts[machine]):
-                    self.record.not_applicable(kind, phase or kind, check, machine, self.facts[machine])
-                    continue
-                self._observe(kind, phase or kind, check, machine, entry)
-
-    def _observe(self, kind: str, phase: str, check: Check, machine: str, entry) -> dict:
+    def _observe(self, step: Step, entry) -> dict:
+        check = self._filled_check(step.check)
         probe = make_probe(check.probe.kind, check.probe.args)
-        outcome: Outcome = evaluate(check, self.lab.remote(machine), Context(since=self.since), probe=probe,
+        reader = self._cluster_client() if step.machine == CLUSTER else self.lab.remote(step.machine)
+        outcome: Outcome = evaluate(check, reader, Context(since=self.since), probe=probe,
                                     clock=self.clock, sleep=self.sleep)
-        obs = self.record.observation(kind, phase, check, machine, outcome, entry["started_at"], probe.describe())
+        obs = self.record.observation(step.kind, step.phase, check, step.machine, outcome, entry["started_at"],
+                                      probe.describe())
         mark = "recorded" if obs["met"] is None else ("met" if obs["met"] else "NOT met")
-        self.progress.note(f"{phase}: {check.name} on {machine}: {mark} ({obs['matched'][:80] or obs['value']!r})")
+        self.progress.note(f"{step.phase}: {check.name} on {step.machine}: {mark} "
+                           f"({obs['matched'][:80] or obs['value']!r})")
         return obs
 
-    def _reboot(self, phase: str, name: str, machine: str, timeout: float) -> None:
+    def _cluster_client(self):
+        if self._cluster is None:
+            if self.kubeconfig is None:
+                raise PhaseError("a cluster check needs the cluster's admin.conf; the install track did not fetch it")
+            from ..cluster import ClusterClient
+
+            self._cluster = (self.cluster_client_factory or ClusterClient)(self.kubeconfig)
+        return self._cluster
+
+    def _reboot(self, step: Step) -> None:
         """Reboot and wait until the machine answers with a new boot id."""
+        machine, timeout = step.machine, step.timeout
         remote = self.lab.remote(machine)
-        before = remote.run("cat /proc/sys/kernel/random/boot_id", timeout=30, check=True).stdout.strip()
+        before = remote.run(BOOT_ID, timeout=30, check=True).stdout.strip()
         started_wall, started = time.time(), self.clock()
         remote.run("systemctl reboot", timeout=30)
         remote.close()
@@ -300,14 +351,14 @@ class Engine:
         while self.clock() < deadline:
             self.sleep(1.0)
             try:
-                now = remote.run("cat /proc/sys/kernel/random/boot_id", timeout=10).stdout.strip()
+                now = remote.run(BOOT_ID, timeout=10).stdout.strip()
             except HarnessError as exc:
                 last = str(exc).splitlines()[0]
                 remote.close()
                 continue
             if now and now != before:
                 took = self.clock() - started
-                self.record.step(phase, name, machine, CommandResult(
+                self.record.step(step.phase, step.name, machine, CommandResult(
                     machine, "systemctl reboot  # then wait for a new boot id", 0,
                     f"boot id {before} -> {now}; answered after {took:.1f}s\n", "", started_wall, took))
                 return

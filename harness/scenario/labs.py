@@ -31,6 +31,11 @@ class LabHandle:
     def role(self, machine: str) -> str:
         return self.lab.machine(machine)["role"]
 
+    @property
+    def gateway(self) -> str:
+        """The lab network's host address (where its registry listens)."""
+        return self.lab.state["network"]["gateway"]
+
     def remote(self, machine: str) -> SshRemote:
         if machine not in self._remotes:
             self._remotes[machine] = SshRemote(self.lab.ssh_target(machine))
@@ -51,11 +56,14 @@ class LabHandle:
 
 
 class BackendLabs:
-    def __init__(self, backend: str = "libvirt"):
-        self.backend_name = backend
+    def __init__(self, backend: str | None = None):
+        self.backend_name = backend  # None: the scenario's pin, else libvirt
 
     def up(self, scenario, suite: str, name: str, progress) -> LabHandle:
         machines = tuple(MachineSpec(m.name, m.role, m.cpus, m.memory) for m in scenario.lab.machines)
-        lifecycle.check_capacity(machines)
-        lab = lifecycle.up(LabSpec(name, suite, self.backend_name, machines), progress)
-        return LabHandle(lab, lifecycle.backend_for(self.backend_name))
+        kubernetes = f"v{scenario.install.kubernetes}" if scenario.install.track == "kubeadm" else None
+        backend = self.backend_name or scenario.lab.backend or "libvirt"
+        lifecycle.check_capacity(machines, kubernetes=kubernetes)
+        lab = lifecycle.up(LabSpec(name, suite, backend, machines, kubernetes=kubernetes,
+                                   network=scenario.lab.network, preload=scenario.install.preload), progress)
+        return LabHandle(lab, lifecycle.backend_for(backend))

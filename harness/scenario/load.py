@@ -13,16 +13,16 @@ import os
 import re
 from pathlib import Path
 
-from ..errors import HarnessError
+from ..errors import HarnessError, ScenarioError, YamlProblem
 from ..faults import FAULTS
 from ..images.recipe import SUITES
 from ..lab import MAX_MACHINE_NAME, NAME_RE
 from ..params import Param
 from ..probes import PROBES
 from ..paths import project_root
-from .model import (API_VERSION, FAULT_PHASES, INSTALL_TRACKS, KIND, NOT_SET, Check, Count, EvidenceDef,
-                    FaultDef, LabDef, MachineDef, ProbeRef, Scenario, StepDef)
-from .yamlsrc import Source, YamlProblem, format_path, read
+from ..model import (API_VERSION, CLUSTER, FAULT_PHASES, INSTALL_TRACKS, KIND, NOT_SET, ROLE_SELECTORS, ROLES, Check,
+                     Count, EvidenceDef, FactDef, FaultDef, InstallDef, LabDef, MachineDef, ProbeRef, Scenario, StepDef)
+from .yamlsrc import Source, format_path, read
 
 VAR_RE = re.compile(r"\{\{\s*vars\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 DURATION_RE = re.compile(r"^(?:(\d+)h)?(?:(\d+)m(?!s))?(?:(\d+(?:\.\d+)?)s)?(?:(\d+)ms)?$")
@@ -30,16 +30,15 @@ RANGE_RE = re.compile(r"^(>=|<=|>|<|==|!=)\s*(\d+(?:\.\d+){0,2})$")
 CLAIM_RE = re.compile(r"^[KSH]\d+$")
 VERSION_COMPONENTS = ("containerd", "runc", "kernel", "systemd")
 CHECK_MATCHERS = ("pattern", "absent", "count", "equals")
-IMPLEMENTED_TRACKS = ("none",)
-
-
-class ScenarioError(HarnessError):
-    exit_code = 2
-
-    def __init__(self, problems: list[str]):
-        self.problems = problems
-        n = len(problems)
-        super().__init__(f"{n} problem{'s' if n != 1 else ''} in scenario files:\n  " + "\n  ".join(problems))
+# Where inside the install track an expect/observe check may run instead of in its own phase.
+CHECK_POINTS = ("before-cni",)
+IMPLEMENTED_TRACKS = ("none", "kubeadm")
+INSTALL_KEYS = ("track", "kubernetes", "pod_cidr", "service_cidr", "cni", "prepare", "kubernetes_version_in_config",
+                "preload", "init_fails", "kubelet_health_check")
+GO_DURATION_RE = re.compile(r"^(?=\d)(\d+h)?(\d+m)?(\d+s)?$")  # what kubeadm's timeouts take, e.g. 1m30s
+PREPARE_ITEMS = ("ip_forward", "br_netfilter")
+CNIS = ("flannel", "none")
+BACKENDS = ("libvirt", "vagrant")
 
 
 def scenarios_dir() -> Path:
@@ -168,6 +167,7 @@ class _Checker:
     def __init__(self, src: Source, problems: list[str]):
         self.src, self.problems = src, problems
         self.machines: list[str] = []
+        self.roles: dict[str, str] = {}
 
     def bad(self, path, message: str) -> None:
         file, line = self.src.where(path)
@@ -229,15 +229,24 @@ class _Checker:
         return self.string(value, path, re.compile(r"^[a-z0-9][a-z0-9-]*$"),
                            "a kebab-case name (lowercase letters, digits, dashes)")
 
-    def target(self, value, path) -> str:
+    def target(self, value, path, cluster: bool = False) -> str:
+        """`@all`, `@control-plane`, `@workers`, a machine (`name` or `@name`); `cluster` for API probes."""
         if value is None:
             return "@all"
-        text = self.string(value, path, allowed="`@all`, `@<machine>` or a machine name")
+        allowed = "`@all`, `@control-plane`, `@workers`, `@<machine>` or a machine name" + (", or `cluster`" if cluster else "")
+        text = self.string(value, path, allowed=allowed)
         if text is None:
             return "@all"
+        if text == "@all" or (cluster and text == CLUSTER):
+            return text
+        if text in ROLE_SELECTORS:
+            role = ROLE_SELECTORS[text]
+            if self.roles and role not in self.roles.values():
+                self.bad(path, f"found {text!r}; no machine of the lab has role `{role}`")
+            return text
         machine = text[1:] if text.startswith("@") else text
-        if text != "@all" and self.machines and machine not in self.machines:
-            self.bad(path, f"found {text!r}; allowed: `@all` or one of {', '.join(self.machines)}")
+        if self.machines and machine not in self.machines:
+            self.bad(path, f"found {text!r}; allowed: {allowed}; machines: {', '.join(self.machines)}")
         return text
 
     def params(self, value, path, spec: dict[str, Param], what: str) -> dict:
@@ -270,8 +279,13 @@ def _show(value) -> str:
     return repr(value)
 
 
+def _exit_code_like(value) -> bool:
+    return (isinstance(value, int) and not isinstance(value, bool)) or (isinstance(value, str) and value.isdigit())
+
+
 def _check(c: _Checker, raw, path, kind: str) -> Check | None:
-    keys = ("name", "probe", "target", *CHECK_MATCHERS, "within", "stable_for", "versions", "after_reboot", "source")
+    keys = ("name", "probe", "target", *CHECK_MATCHERS, "within", "stable_for", "versions", "after_reboot", "source",
+            "at")
     m = c.mapping(raw, path, required=("name", "probe"), optional=keys[2:])
     if m is None:
         return None
@@ -322,9 +336,23 @@ def _check(c: _Checker, raw, path, kind: str) -> Check | None:
     source = m.get("source", "")
     if source and not isinstance(source, str):
         c.bad(path + ("source",), f"found {_show(source)}; allowed: a citation string (upstream file and version)")
+    at = m.get("at", "")
+    if at and (kind not in ("expect", "observe") or at not in CHECK_POINTS):
+        c.bad(path + ("at",), f"found {_show(at)}; allowed: {', '.join(CHECK_POINTS)} (in expect and observe)")
+    if probe is not None and probe.kind == "command" and "equals" in m and not _exit_code_like(m["equals"]):
+        # `command` reads the exit code as its value; a text here could never (or always) match
+        c.bad(path + ("equals",), f"found {_show(m['equals'])}; a `command` probe's value is its exit code "
+                                  "(an integer); match its output with `pattern`")
     if name is None or probe is None:
         return None
-    return Check(name=name, probe=probe, target=c.target(m.get("target"), path + ("target",)),
+    on_cluster = PROBES[probe.kind].target == "cluster"
+    default_target = "cluster" if on_cluster else None
+    target = c.target(m.get("target", default_target), path + ("target",), cluster=True)
+    if on_cluster != (target == "cluster"):
+        c.bad(path + ("target",), f"found {target!r}; allowed: "
+              + ("`cluster` (probe `%s` reads the cluster's API)" % probe.kind if on_cluster
+                 else "a machine selector (probe `%s` runs on machines)" % probe.kind))
+    return Check(name=name, probe=probe, target=target, at=str(at or ""),
                  pattern=m.get("pattern"), absent=m.get("absent"), count=count,
                  equals=m.get("equals", NOT_SET), within=within, stable_for=stable_for, versions=versions,
                  after_reboot=bool(after_reboot), source=str(source or ""))
@@ -344,7 +372,7 @@ def _checks(c: _Checker, raw, path, kind: str) -> tuple[Check, ...]:
 
 
 def _lab(c: _Checker, raw, path) -> LabDef | None:
-    m = c.mapping(raw, path, required=("suite", "machines"))
+    m = c.mapping(raw, path, required=("suite", "machines"), optional=("backend", "network", "overlap"))
     if m is None:
         return None
     suite = m.get("suite")
@@ -369,12 +397,121 @@ def _lab(c: _Checker, raw, path) -> LabDef | None:
             c.bad(mp + ("name",), f"duplicate machine name `{name}`")
             continue
         role = mm.get("role", "node")
-        c.string(role, mp + ("role",))
+        if role not in ROLES:
+            c.bad(mp + ("role",), f"found {_show(role)}; allowed: {', '.join(ROLES)}")
         cpus = c.integer(mm.get("cpus", 1), mp + ("cpus",), 1, os.cpu_count() or 1)
         memory = c.integer(mm.get("memory", 1024), mp + ("memory",), 256)
         machines.append(MachineDef(name, str(role), cpus or 1, memory or 1024))
     c.machines = [x.name for x in machines]
-    return LabDef(str(suite), tuple(machines)) if isinstance(suite, str) and suite in SUITES and machines else None
+    c.roles = {x.name: x.role for x in machines}
+    backend = m.get("backend")
+    if backend is not None and backend not in BACKENDS:
+        c.bad(path + ("backend",), f"found {_show(backend)}; allowed: {', '.join(BACKENDS)}")
+    network = m.get("network")
+    if network is not None and _network_problem(network):
+        c.bad(path + ("network",), f"found {_show(network)}; allowed: {_network_problem(network)}")
+    overlap = m.get("overlap", "")
+    if overlap not in ("", "intended"):
+        c.bad(path + ("overlap",), f"found {_show(overlap)}; allowed: intended")
+    if isinstance(suite, str) and suite in SUITES and machines:
+        return LabDef(str(suite), tuple(machines), backend, network, "intended" if overlap == "intended" else "")
+    return None
+
+
+def _overlap_warnings(c: _Checker, lab: LabDef, install: InstallDef) -> list[str]:
+    """A lab network inside the cluster's pod or Service range: almost always a mistake
+    (node addresses routed as pods or Services), so said before anything is created."""
+    import ipaddress
+
+    if not lab.network or install.track == "none" or lab.overlap == "intended":
+        return []
+    out = []
+    file, line = c.src.where(("lab", "network"))
+    net = ipaddress.ip_network(lab.network)
+    for key, what, cidr in (("pod_cidr", "pod", install.pod_cidr), ("service_cidr", "Service", install.service_cidr)):
+        if net.overlaps(ipaddress.ip_network(cidr)):
+            out.append(f"{file}:{line}: lab.network: {lab.network} overlaps install.{key} {cidr}: the nodes' "
+                       f"addresses lie in the cluster's {what} range; if that is the point, "
+                       f"declare it with `lab: {{overlap: intended}}`")
+    return out
+
+
+def _network_problem(value) -> str:
+    import ipaddress
+
+    try:
+        net = ipaddress.ip_network(str(value), strict=True)
+    except ValueError:
+        return "a network like 192.168.150.0/24 (address/prefix, host bits zero)"
+    if net.version != 4 or net.prefixlen != 24 or not net.is_private:
+        return "a private IPv4 /24, like 10.244.1.0/24"
+    return ""
+
+
+def _install(c: _Checker, raw, path, lab: LabDef | None) -> InstallDef:
+    if raw is None or raw == "none":
+        return InstallDef()
+    if isinstance(raw, str):
+        if raw not in INSTALL_TRACKS:
+            c.bad(path, f"found {_show(raw)}; allowed: none, or a mapping with track: {', '.join(IMPLEMENTED_TRACKS[1:])}")
+        else:
+            c.bad(path, f"found {raw!r}; allowed: none, or a mapping like {{track: {raw}, kubernetes: <version>}}")
+        return InstallDef()
+    m = c.mapping(raw, path, required=("track",), optional=INSTALL_KEYS[1:])
+    if m is None:
+        return InstallDef()
+    track = m.get("track")
+    if track not in INSTALL_TRACKS:
+        c.bad(path + ("track",), f"found {_show(track)}; allowed: {', '.join(INSTALL_TRACKS)}")
+        return InstallDef()
+    if track not in IMPLEMENTED_TRACKS:
+        c.bad(path + ("track",), f"found {track!r}; the {track} track is not available in this kubelab yet; "
+                                 f"allowed now: {', '.join(IMPLEMENTED_TRACKS)}")
+        return InstallDef()
+    if track == "none":
+        return InstallDef()
+    from ..artifacts.versions import DEFAULT_KUBERNETES, KubeVersion
+
+    version = str(m.get("kubernetes", DEFAULT_KUBERNETES))
+    try:
+        KubeVersion.parse(version).check_supported()
+    except HarnessError as exc:
+        c.bad(path + ("kubernetes",), f"found {_show(m.get('kubernetes'))}; {str(exc).split(': ', 1)[-1]}")
+    cidrs = {}
+    for key, default in (("pod_cidr", "10.244.0.0/16"), ("service_cidr", "10.96.0.0/12")):
+        cidrs[key] = str(m.get(key, default))
+        try:
+            __import__("ipaddress").ip_network(cidrs[key], strict=True)
+        except ValueError:
+            c.bad(path + (key,), f"found {_show(m.get(key))}; allowed: an IPv4 network like {default}")
+    cni = m.get("cni", "flannel")
+    if cni not in CNIS:
+        c.bad(path + ("cni",), f"found {_show(cni)}; allowed: {', '.join(CNIS)}")
+    prepare = m.get("prepare", list(PREPARE_ITEMS))
+    if not isinstance(prepare, list) or any(p not in PREPARE_ITEMS for p in prepare):
+        c.bad(path + ("prepare",), f"found {_show(prepare)}; allowed: a list of {', '.join(PREPARE_ITEMS)} (or [])")
+        prepare = list(PREPARE_ITEMS)
+    pinned = m.get("kubernetes_version_in_config", True)
+    preload = m.get("preload", True)
+    init_fails = m.get("init_fails", False)
+    for key, value in (("kubernetes_version_in_config", pinned), ("preload", preload), ("init_fails", init_fails)):
+        if not isinstance(value, bool):
+            c.bad(path + (key,), f"found {_show(value)}; allowed: true or false")
+    health = m.get("kubelet_health_check", "")
+    if health != "" and not (isinstance(health, str) and GO_DURATION_RE.match(health)):
+        c.bad(path + ("kubelet_health_check",), f"found {_show(health)}; allowed: a duration like 40s or 1m30s")
+        health = ""
+    if lab is not None:
+        planes = [x.name for x in lab.machines if x.role == "control-plane"]
+        others = [x.name for x in lab.machines if x.role not in ("control-plane", "worker")]
+        if len(planes) != 1:
+            c.bad(("lab", "machines"), f"the {track} track needs exactly one machine with role control-plane; "
+                                       f"found {len(planes)}")
+        if others:
+            c.bad(("lab", "machines"), f"the {track} track takes roles control-plane and worker; "
+                                       f"{', '.join(others)} {'has' if len(others) == 1 else 'have'} another")
+    return InstallDef(track, version, cidrs["pod_cidr"], cidrs["service_cidr"], cni if cni in CNIS else "flannel",
+                      tuple(prepare), pinned is not False, preload is not False, init_fails is True, health)
 
 
 def _faults(c: _Checker, raw, path) -> tuple[FaultDef, ...]:
@@ -402,14 +539,15 @@ def _steps(c: _Checker, raw, path) -> tuple[StepDef, ...]:
     out = []
     for i, item in enumerate(c.listing(raw, path)):
         sp = path + (i,)
-        m = c.mapping(item, sp, required=("name",), optional=("target", "run", "reboot", "recover_faults", "timeout"))
+        m = c.mapping(item, sp, required=("name",),
+                      optional=("target", "run", "reboot", "recover_faults", "reinstall", "timeout"))
         if m is None:
             continue
-        actions = [k for k in ("run", "reboot", "recover_faults") if k in m]
+        actions = [k for k in ("run", "reboot", "recover_faults", "reinstall") if k in m]
         if len(actions) != 1:
             found = ", ".join(f"`{a}`" for a in actions) or "none"
-            c.bad(sp, f"found actions {found}; allowed: exactly one of run, reboot, recover_faults")
-        for flag in ("reboot", "recover_faults"):
+            c.bad(sp, f"found actions {found}; allowed: exactly one of run, reboot, recover_faults, reinstall")
+        for flag in ("reboot", "recover_faults", "reinstall"):
             if flag in m and m[flag] is not True:
                 c.bad(sp + (flag,), f"found {_show(m[flag])}; allowed: true")
         if "run" in m:
@@ -418,7 +556,8 @@ def _steps(c: _Checker, raw, path) -> tuple[StepDef, ...]:
         name = c.name(m.get("name"), sp + ("name",)) if "name" in m else None
         if name:
             out.append(StepDef(name, c.target(m.get("target"), sp + ("target",)), m.get("run"),
-                               m.get("reboot") is True, m.get("recover_faults") is True, timeout or 120.0))
+                               m.get("reboot") is True, m.get("recover_faults") is True, timeout or 120.0,
+                               m.get("reinstall") is True))
     return tuple(out)
 
 
@@ -439,11 +578,55 @@ def _evidence(c: _Checker, raw, path) -> tuple[EvidenceDef, ...]:
     return tuple(out)
 
 
+FACT_KINDS = ("seconds", "value", "cases")
+
+
+def _facts(c: _Checker, raw, path, checks: set[str]) -> tuple[FactDef, ...]:
+    """`- {name: ready_s, seconds: both-nodes-ready}`, `- {name: x, value: CHECK}`,
+    `- {name: cri_table, cases: [{when: CHECK, value: merged}, ...]}`; every CHECK must exist."""
+    out = []
+    known = ", ".join(sorted(checks)) or "none in this file"
+
+    def check_name(value, p):
+        if c.name(value, p) and value not in checks:
+            c.bad(p, f"found {value!r}; allowed: the name of an expect, verify or observe check ({known})")
+
+    for i, item in enumerate(c.listing(raw, path)):
+        fp = path + (i,)
+        m = c.mapping(item, fp, required=("name",), optional=FACT_KINDS)
+        if m is None:
+            continue
+        kinds = [k for k in FACT_KINDS if k in m]
+        if len(kinds) != 1:
+            c.bad(fp, f"found {', '.join(kinds) or 'none'}; allowed: exactly one of {', '.join(FACT_KINDS)}")
+            continue
+        name = c.string(m.get("name"), fp + ("name",), re.compile(r"^[a-z][a-z0-9_]*$"),
+                        "a snake_case name (lowercase letters, digits, underscores)")
+        kind = kinds[0]
+        if kind != "cases":
+            check_name(m[kind], fp + (kind,))
+            if name:
+                out.append(FactDef(name, kind, check=m[kind]))
+            continue
+        cases = []
+        for j, case in enumerate(c.listing(m["cases"], fp + ("cases",))):
+            cp = fp + ("cases", j)
+            cm = c.mapping(case, cp, required=("when", "value"))
+            if cm and "when" in cm and "value" in cm:
+                check_name(cm["when"], cp + ("when",))
+                cases.append((cm["when"], cm["value"]))
+        if not cases:
+            c.bad(fp + ("cases",), "allowed: a non-empty list of {when: CHECK, value: VALUE}")
+        elif name:
+            out.append(FactDef(name, "cases", cases=tuple(cases)))
+    return tuple(out)
+
+
 def validate(src: Source, path: Path, problems: list[str]) -> Scenario | None:
     before = len(problems)
     c = _Checker(src, problems)
     top = c.mapping(src.data, (), required=("apiVersion", "kind", "name", "summary", "lab"),
-                    optional=("claims", "install", "faults", "expect", "recover", "verify", "observe", "evidence"))
+                    optional=("claims", "install", "faults", "expect", "recover", "verify", "observe", "evidence", "facts"))
     if top is None:
         return None
     if "apiVersion" in top and top["apiVersion"] != API_VERSION:
@@ -458,27 +641,36 @@ def validate(src: Source, path: Path, problems: list[str]) -> Scenario | None:
     for i, claim in enumerate(c.listing(top.get("claims"), ("claims",))):
         if c.string(claim, ("claims", i), CLAIM_RE, "a claim id like H1, K8, S9 (evidence catalogue)"):
             claims.append(claim)
-    install = top.get("install", "none")
-    if install not in INSTALL_TRACKS:
-        c.bad(("install",), f"found {_show(install)}; allowed: {', '.join(INSTALL_TRACKS)}")
-    elif install not in IMPLEMENTED_TRACKS:
-        c.bad(("install",), f"found {install!r}; the {install} track is not available in this kubelab yet; allowed now: {', '.join(IMPLEMENTED_TRACKS)}")
     lab = _lab(c, top.get("lab"), ("lab",)) if "lab" in top else None
+    install = _install(c, top.get("install"), ("install",), lab)
     faults = _faults(c, top.get("faults"), ("faults",))
     expect = _checks(c, top.get("expect"), ("expect",), "expect")
     recover = _steps(c, top.get("recover"), ("recover",))
     verify = _checks(c, top.get("verify"), ("verify",), "verify")
     observe = _checks(c, top.get("observe"), ("observe",), "observe")
     evidence = _evidence(c, top.get("evidence"), ("evidence",))
+    facts = _facts(c, top.get("facts"), ("facts",), {x.name for x in expect + verify + observe})
+    for i, f in enumerate(faults):
+        if f.phase in FAULT_PHASES[1:] and install.track != "kubeadm":
+            c.bad(("faults", i, "phase"), f"found {f.phase!r}; allowed without the kubeadm track: before-install")
     if faults and not expect and not top.get("expect"):
         c.bad(("expect",), "a scenario with faults needs at least one expectation (what the fault looks like)")
     raw_recover = top.get("recover") if isinstance(top.get("recover"), list) else []
     if faults and not any(isinstance(s, dict) and ("run" in s or "recover_faults" in s) for s in raw_recover):
         c.bad(("recover",), "a scenario with faults needs a recovery: a `run` step or `recover_faults: true`")
+    reinstalls = [i for i, s in enumerate(recover) if s.action == "reinstall"]
+    if install.init_fails and not reinstalls:
+        c.bad(("recover",), "`install.init_fails: true` needs a recovery step `reinstall: true` "
+                            "(kubeadm reset, then init, joins and CNI again)")
+    for i in reinstalls:
+        if not install.init_fails:
+            c.bad(("recover", i, "reinstall"), "allowed only with `install.init_fails: true`: "
+                                               "a reinstall follows an init that the fault stopped")
     if len(problems) > before or lab is None or name is None or summary is None:
         return None
     return Scenario(name=name, summary=summary, lab=lab, install=install, claims=tuple(claims), faults=faults,
-                    expect=expect, recover=recover, verify=verify, observe=observe, evidence=evidence,
+                    expect=expect, recover=recover, verify=verify, observe=observe, evidence=evidence, facts=facts,
+                    warnings=tuple(_overlap_warnings(c, lab, install)),
                     source_file=str(path), sha256=hashlib.sha256(path.read_bytes()).hexdigest())
 
 

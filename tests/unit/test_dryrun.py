@@ -1,7 +1,18 @@
 """--dry-run: every command for every machine, in run order, nothing created."""
 
+import time
+
+import pytest
+
+from harness.paths import project_root
+from harness.probes.facts import COMMAND as FACTS_COMMAND
+from harness.probes.facts import parse as parse_facts
+from harness.remote.result import CommandResult
 from harness.scenario import dryrun
+from harness.scenario.engine import Engine, Options
 from harness.scenario.load import find, load
+from harness.scenario.plan import BOOT_ID
+from tests.unit.test_engine import BOOKWORM_FACTS, SID_FACTS, FakeClock, FakeLab, FakeLabs
 
 BOOKWORM = {"os": "Debian GNU/Linux 12 (bookworm)", "kernel": "6.1.0-50-cloud-amd64",
             "containerd": "1.6.20~ds1-1+deb12u3", "runc": "1.1.5+ds1-1+deb12u1", "systemd": "252.39-1~deb12u2",
@@ -19,16 +30,19 @@ def test_ip_forward_off_in_run_order(monkeypatch):
         "[arm] node1: sysctl -w net.ipv4.ip_forward=0",
         "[armed-check] node1: sysctl net.ipv4.ip_forward",
         "[install] (skipped: install track `none`)",
-        "[expect] node1: sysctl net.ipv4.ip_forward",
+        "[expect] node1: sysctl net.ipv4.ip_forward",  # the expectation
         "[expect] node1: cat /proc/sys/net/ipv4/ip_forward",
-        "[observe] node1: sysctl net.ipv4.ip_forward",
+        "[expect] node1: sysctl net.ipv4.ip_forward",  # the observation, recorded in expect
         "[recover] node1: printf '%s = %s\\n' net.ipv4.ip_forward 1 > /etc/sysctl.d/99-kubernetes.conf",
         "[recover] node1: sysctl -p /etc/sysctl.d/99-kubernetes.conf",
         "[recover] node1: systemctl reboot",
         "[verify] node1: sysctl net.ipv4.ip_forward",
         "[verify] node1: cat /etc/sysctl.d/99-kubernetes.conf",
+        "[verify] node1: sysctl net.ipv4.ip_forward",  # the fault's own persistence check
+        "[verify] node1: sysctl net.ipv4.ip_forward",  # the observation, recorded again in verify
         "[collect] node1: cat /etc/sysctl.d/99-kubernetes.conf",
         "[collect] node1: journalctl --no-pager -o short-iso -b -u systemd-sysctl",
+        "[teardown] lab: remove machines, disks, network and servers",
     ]
     assert commands(lines)[0].startswith("[prepare] node1: . /etc/os-release;")
 
@@ -52,3 +66,81 @@ def test_control_run_has_no_fault_commands(monkeypatch):
     lines = commands(dryrun.plan_lines(load(find("swap-on")), "bookworm", control=True))
     assert not any(l.startswith(("[arm]", "[armed-check]", "[expect]")) for l in lines)
     assert "[recover] node1: swapoff -a" in lines
+
+
+def test_after_reboot_checks_show_their_reboot(monkeypatch, tmp_path):
+    monkeypatch.setattr(dryrun, "image_facts", lambda suite: BOOKWORM)
+    path = tmp_path / "rebooting.yaml"
+    path.write_text("apiVersion: kubelab/v1\nkind: Scenario\nname: rebooting\nsummary: s\n"
+                    "lab: {suite: bookworm, machines: [{name: node1}]}\n"
+                    "verify:\n  - {name: up, probe: {unit-state: {unit: ssh}}, equals: active, after_reboot: true}\n")
+    verify = [l for l in commands(dryrun.plan_lines(load(path), "bookworm")) if l.startswith("[verify]")]
+    assert verify[0] == "[verify] node1: systemctl reboot" and verify[1].endswith(" ssh")
+
+
+# -- what dry-run prints is what the engine sends ---------------------------------------------
+class AnswerEverything:
+    """A remote that answers any command with success (and a new boot id after each reboot)."""
+
+    def __init__(self, host, facts_output):
+        self.host, self.facts_output, self.calls, self.boots = host, facts_output, [], 0
+
+    def run(self, command, timeout=60.0, check=False, stdin=None):
+        self.calls.append(command)
+        out = ""
+        if command == FACTS_COMMAND:
+            out = self.facts_output
+        elif command == "systemctl reboot":
+            self.boots += 1
+        elif command == BOOT_ID:
+            out = f"boot-{self.boots}\n"
+        return CommandResult(self.host, command, 0, out, "", time.time(), 0.001)
+
+    def close(self):
+        pass
+
+
+def collapse(commands_):
+    """A check repeats its one command while it polls; compare the sequence, not the repeats."""
+    return [c for i, c in enumerate(commands_) if i == 0 or c != commands_[i - 1]]
+
+
+def printed_commands(lines, machine="node1"):
+    out = []
+    for line in commands(lines):
+        target, _, command = line.split("] ", 1)[1].partition(": ")
+        if target != machine or command.startswith("(skipped"):
+            continue
+        out += [BOOT_ID, command, BOOT_ID] if command == "systemctl reboot" else [command]
+    return collapse(out)
+
+
+HOST_SCENARIOS = sorted(p.stem for p in (project_root() / "scenarios").glob("*.yaml")
+                        if load(p).install.track == "none")  # the kubeadm track: test_kubeadm_track.py
+
+
+@pytest.mark.parametrize("name", HOST_SCENARIOS)
+@pytest.mark.parametrize("facts_output", [BOOKWORM_FACTS[1], SID_FACTS[1]], ids=["containerd-1.6", "containerd-2.1"])
+def test_a_control_run_sends_exactly_what_dry_run_prints(name, facts_output, tmp_path, monkeypatch):
+    """Every shipped scenario, both containerd lines: in a control run nothing stops early,
+    so the whole plan executes against a remote that answers everything."""
+    scenario = load(find(name))
+    remote = AnswerEverything("node1", facts_output)
+    clock = FakeClock()
+    Engine(scenario, Options(runs_root=tmp_path / "runs", control=True),
+           FakeLabs(FakeLab({"node1": remote})), clock=clock, sleep=clock.sleep).run()
+    facts = parse_facts(CommandResult("node1", FACTS_COMMAND, 0, facts_output, "", 0, 0))
+    monkeypatch.setattr(dryrun, "image_facts", lambda suite: facts)
+    assert collapse(remote.calls) == printed_commands(dryrun.plan_lines(scenario, "bookworm", control=True))
+
+
+def test_a_fault_run_sends_exactly_what_dry_run_prints(tmp_path, monkeypatch):
+    """A fault run, every phase, against a machine scripted to show the fault and the fix."""
+    from tests.unit.test_engine import IP_FORWARD, ip_forward_remote, run, scenario_file
+
+    scenario = scenario_file(tmp_path, IP_FORWARD)
+    remote = ip_forward_remote()
+    result, _, _ = run(scenario, remote, tmp_path)
+    assert result.exit_code == 0 and remote.unscripted == []
+    monkeypatch.setattr(dryrun, "image_facts", lambda suite: BOOKWORM)
+    assert collapse(remote.calls) == printed_commands(dryrun.plan_lines(scenario, "bookworm"))

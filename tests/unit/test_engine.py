@@ -34,6 +34,8 @@ class FakeLab:
     def role(self, name):
         return "node"
 
+    gateway = "192.0.2.1"
+
     def collect_logs(self, name, dest):
         return []
 
@@ -266,3 +268,13 @@ def test_a_bug_is_an_error_with_its_traceback_kept(tmp_path):
     arm = next(p for p in record["phases"] if p["name"] == "arm")
     assert arm["reason"].startswith("internal error: UnscriptedCommand: node1: unscripted command")
     assert "Traceback" in (result.directory / "steps" / "arm-internal-error.log").read_text()
+
+
+def test_a_run_whose_every_expectation_was_gated_out_is_not_met(tmp_path):
+    only_new = DROPIN_BY_VERSION.split("  - name: new-path")[0]  # keep only the containerd <2.0 expectation
+    remote = FakeRemote("node1")
+    remote.expect(FACTS, SID_FACTS)
+    result, record, _ = run(scenario_file(tmp_path, only_new), remote, tmp_path)
+    assert [o["met"] for o in record["observations"]] == [None]
+    assert result.exit_code == 1 and record["verdict"]["result"] == "not-met"
+    assert record["verdict"]["reason"].startswith("no expectation was evaluated on these machines: old-path")

@@ -144,7 +144,9 @@ def test_numeric_versions():
 
 def test_every_probe_kind_has_a_parser_test():
     tested = {"sysctl", "module-loaded", "swaps", "unit-state", "file-exists", "file-content", "journal",
-              "containerd-config", "command"}
+              "containerd-config", "command", "ca-cert-hash",
+              # in test_cluster_probes.py:
+              "node-ready", "node-podcidr", "pods", "pod-logs", "events", "dns", "service-reaches-pods"}
     assert set(PROBES) == tested
 
 
@@ -152,3 +154,28 @@ def test_command_probe_value_is_the_exit_code():
     r = make("command", {"cmd": "modprobe br_netfilter"}).parse(
         CommandResult("n", "modprobe br_netfilter", 1, "", "modprobe: ERROR: could not insert 'br_netfilter'\n", 0, 0))
     assert (r.value, r.text) == (1, "modprobe: ERROR: could not insert 'br_netfilter'\n")
+
+
+def test_ca_cert_hash_is_the_sha256_of_the_public_key_info():
+    """Against a certificate made here, hashed the way kubeadm's pubkeypin.Hash does."""
+    import datetime
+    import hashlib
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+    from cryptography.x509.oid import NameOID
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kubernetes")])
+    now = datetime.datetime(2026, 12, 1, tzinfo=datetime.timezone.utc)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(1).not_valid_before(now).not_valid_after(now + datetime.timedelta(days=3650))
+            .sign(key, hashes.SHA256()))
+    pem = cert.public_bytes(serialization.Encoding.PEM).decode()
+    spki = key.public_key().public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+    cat = "cat /etc/kubernetes/pki/ca.crt"
+    reading = make("ca-cert-hash", {}).parse(CommandResult("cp1", cat, 0, pem, "", 0.0, 0.1))
+    assert reading.value == "sha256:" + hashlib.sha256(spki).hexdigest()
+    missing = CommandResult("cp1", cat, 1, "", "cat: /etc/kubernetes/pki/ca.crt: No such file or directory\n", 0.0, 0.1)
+    assert make("ca-cert-hash", {}).parse(missing).value is None

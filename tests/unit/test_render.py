@@ -133,3 +133,39 @@ def test_a_private_key_in_step_output_is_never_emitted(tmp_path):
         assert "b3BlbnNzaC1rZXktdjEAAAAABG5vbmU" not in text and "BEGIN OPENSSH" not in text
         assert "[REDACTED PRIVATE KEY]" in text
     assert sorted(p.name for p in tmp_path.iterdir()) == ["junit.xml", "report.html", "report.md"]
+
+
+# Every kind of value a record can hold where a probe's reading goes: a command probe
+# gives its exit code (int), a sysctl a string, a module probe a bool, the containerd
+# dump lists and mappings, a missing reading None.
+OBSERVED_VALUES = [0, 1, 3.5, True, False, None, "", "text\nwith lines", ["a", 1], {"k": {"nested": [1, 2]}}]
+
+
+def test_every_kind_of_observation_value_renders(tmp_path):
+    run = load()
+    template = run["observations"][0]
+    run["observations"] = [{**template, "check": f"value {i}", "value": v, "matched": None, "expected": v}
+                           for i, v in enumerate(OBSERVED_VALUES)]
+    run["steps"][0]["exit_code"] = 2
+    written = write_reports(tmp_path, run)
+    assert sorted(p.name for p in written) == ["junit.xml", "report.html", "report.md"]
+    md = (tmp_path / "report.md").read_text()
+    assert "```\n0\n```" in md and "```\ntrue\n```" in md
+    assert '"nested": [' in md
+    parse((tmp_path / "report.html").read_text())
+    ET.fromstring((tmp_path / "junit.xml").read_text())
+
+
+def test_a_failed_command_probe_with_an_int_exit_code_renders():
+    run = load()
+    run["observations"][0].update(probe="command: false", value=1, met=False, expected={"equals": 0})
+    assert "```\n1\n```" in markdown(run)
+    parse(html(run))
+
+
+def test_facts_get_their_own_table_unknown_included():
+    run = load()
+    run["facts"] = {"cri_table": "merged", "ready_s": "unknown"}
+    md = markdown(run)
+    assert "## Facts" in md and "| cri_table | merged |" in md and "| ready_s | unknown |" in md
+    assert md.index("## Facts") < md.index("## Versions")

@@ -15,12 +15,13 @@ import pytest
 from harness.faults import FAULTS
 from harness.paths import project_root
 from harness.probes import PROBES
-from harness.scenario.load import ScenarioError, load
+from harness.errors import ScenarioError
+from harness.scenario.load import load
 
 FAULT_KINDS = ", ".join(FAULTS)
 PROBE_KINDS = ", ".join(PROBES)
 CPUS = os.cpu_count() or 1
-TOP_KEYS = "apiVersion, kind, name, summary, lab, claims, install, faults, expect, recover, verify, observe, evidence"
+TOP_KEYS = "apiVersion, kind, name, summary, lab, claims, install, faults, expect, recover, verify, observe, evidence, facts"
 MACHINE_NAME_RULE = "a name of lowercase letters, digits and single dashes, at most 15 characters"
 ONE_MATCHER = "allowed: exactly one of pattern, absent, count, equals"
 
@@ -152,8 +153,8 @@ CASES = [
         install: helm
         lab: {suite: bookworm, machines: [{name: node1}]}
         """,
-         "bad.yaml:5: install: found 'helm'; allowed: none, kubeadm, kubespray"),
-    case("kubeadm-track-not-available", """\
+         "bad.yaml:5: install: found 'helm'; allowed: none, or a mapping with track: kubeadm"),
+    case("install-track-as-a-bare-word", """\
         apiVersion: kubelab/v1
         kind: Scenario
         name: bad
@@ -161,7 +162,89 @@ CASES = [
         install: kubeadm
         lab: {suite: bookworm, machines: [{name: node1}]}
         """,
-         "bad.yaml:5: install: found 'kubeadm'; the kubeadm track is not available in this kubelab yet; allowed now: none"),
+         "bad.yaml:5: install: found 'kubeadm'; allowed: none, or a mapping like {track: kubeadm, kubernetes: <version>}"),
+    case("kubespray-track-not-available", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        install: {track: kubespray}
+        lab: {suite: bookworm, machines: [{name: node1}]}
+        """,
+         "bad.yaml:5: install.track: found 'kubespray'; the kubespray track is not available in this kubelab yet; "
+         "allowed now: none, kubeadm"),
+    case("command-equals-compares-the-exit-code", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        lab: {suite: bookworm, machines: [{name: node1}]}
+        expect:
+          - name: kubelet-active
+            probe: {command: {cmd: systemctl is-active kubelet}}
+            equals: active
+        """,
+         "bad.yaml:9: expect[0].equals: found 'active'; a `command` probe's value is its exit code (an integer); "
+         "match its output with `pattern`"),
+    case("an-init-meant-to-fail-needs-a-reinstall", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        install: {track: kubeadm, init_fails: true, kubelet_health_check: 4 minutes}
+        lab: {suite: sid, machines: [{name: cp1, role: control-plane}]}
+        recover:
+          - {name: fix, run: "swapoff -a"}
+        """,
+         "bad.yaml:5: install.kubelet_health_check: found '4 minutes'; allowed: a duration like 40s or 1m30s",
+         "bad.yaml:7: recover: `install.init_fails: true` needs a recovery step `reinstall: true` "
+         "(kubeadm reset, then init, joins and CNI again)"),
+    case("a-reinstall-follows-only-an-init-meant-to-fail", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        install: {track: kubeadm}
+        lab: {suite: sid, machines: [{name: cp1, role: control-plane}]}
+        recover:
+          - {name: again, reinstall: true}
+        """,
+         "bad.yaml:8: recover[0].reinstall: allowed only with `install.init_fails: true`: "
+         "a reinstall follows an init that the fault stopped"),
+    case("kubeadm-track-needs-one-control-plane", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        install: {track: kubeadm, kubernetes: 1.36.3, pod_cidr: 10.244.0.0/33}
+        lab:
+          suite: sid
+          machines: [{name: node1, role: worker}, {name: node2, role: node}]
+        """,
+         "bad.yaml:5: install.pod_cidr: found '10.244.0.0/33'; allowed: an IPv4 network like 10.244.0.0/16",
+         "bad.yaml:8: lab.machines: the kubeadm track needs exactly one machine with role control-plane; found 0",
+         "bad.yaml:8: lab.machines: the kubeadm track takes roles control-plane and worker; node2 has another"),
+    case("kubeadm-track-unserved-minor", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        install: {track: kubeadm, kubernetes: 1.30.1, cni: calico, prepare: [swap]}
+        lab: {suite: sid, machines: [{name: cp, role: control-plane}]}
+        """,
+         "bad.yaml:5: install.kubernetes: found '1.30.1'; kubelab builds Kubernetes 1.34, 1.35, 1.36, 1.37",
+         "bad.yaml:5: install.cni: found 'calico'; allowed: flannel, none",
+         "bad.yaml:5: install.prepare: found a list; allowed: a list of ip_forward, br_netfilter (or [])"),
+    case("lab-network-not-a-private-24", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        lab: {suite: sid, backend: docker, network: 8.8.8.0/24, machines: [{name: node1, role: master}]}
+        """,
+         "bad.yaml:5: lab.machines[0].role: found 'master'; allowed: control-plane, worker, node",
+         "bad.yaml:5: lab.backend: found 'docker'; allowed: libvirt, vagrant",
+         "bad.yaml:5: lab.network: found '8.8.8.0/24'; allowed: a private IPv4 /24, like 10.244.1.0/24"),
     # -- lab ------------------------------------------------------------------
     case("lab-missing", """\
         apiVersion: kubelab/v1
@@ -407,7 +490,7 @@ CASES = [
         recover:
           - {name: fix, recover_faults: true}
         """,
-         "bad.yaml:8: faults[0].phase: found 'after-install'; allowed: before-install"),
+         "bad.yaml:8: faults[0].phase: found 'after-install'; allowed: before-install, before-init, before-cni"),
     case("target-unknown-machine", """\
         apiVersion: kubelab/v1
         kind: Scenario
@@ -424,7 +507,8 @@ CASES = [
         recover:
           - {name: fix, recover_faults: true}
         """,
-         "bad.yaml:8: faults[0].target: found '@node2'; allowed: `@all` or one of node1"),
+         "bad.yaml:8: faults[0].target: found '@node2'; allowed: `@all`, `@control-plane`, `@workers`, "
+         "`@<machine>` or a machine name; machines: node1"),
     case("faults-without-expect", """\
         apiVersion: kubelab/v1
         kind: Scenario
@@ -635,7 +719,7 @@ CASES = [
           - name: wait-a-bit
             timeout: 30s
         """,
-         "bad.yaml:7: recover[0]: found actions none; allowed: exactly one of run, reboot, recover_faults"),
+         "bad.yaml:7: recover[0]: found actions none; allowed: exactly one of run, reboot, recover_faults, reinstall"),
     case("step-with-two-actions", """\
         apiVersion: kubelab/v1
         kind: Scenario
@@ -647,7 +731,7 @@ CASES = [
             run: sysctl -w net.ipv4.ip_forward=1
             reboot: true
         """,
-         "bad.yaml:7: recover[0]: found actions `run`, `reboot`; allowed: exactly one of run, reboot, recover_faults"),
+         "bad.yaml:7: recover[0]: found actions `run`, `reboot`; allowed: exactly one of run, reboot, recover_faults, reinstall"),
     case("step-without-name", """\
         apiVersion: kubelab/v1
         kind: Scenario
@@ -757,10 +841,11 @@ def test_every_problem_of_a_file_is_reported_at_once_in_order(tmp_path):
         f"bad.yaml:6: colour: unknown key `colour`; allowed: {TOP_KEYS}",
         "bad.yaml:1: apiVersion: found 'kubelab/v2'; allowed: kubelab/v1",
         "bad.yaml:3: name: found 'Bad'; allowed: a kebab-case name (lowercase letters, digits, dashes)",
-        "bad.yaml:5: install: found 'kubeadm'; the kubeadm track is not available in this kubelab yet; allowed now: none",
         f"bad.yaml:10: lab.machines[0].cpus: found 0; allowed: an integer 1..{CPUS}",
+        "bad.yaml:5: install: found 'kubeadm'; allowed: none, or a mapping like {track: kubeadm, kubernetes: <version>}",
         "bad.yaml:14: faults[0].params.size_mib: found '128'; allowed: an integer",
-        "bad.yaml:13: faults[0].target: found 'node2'; allowed: `@all` or one of node1",
+        "bad.yaml:13: faults[0].target: found 'node2'; allowed: `@all`, `@control-plane`, `@workers`, "
+        "`@<machine>` or a machine name; machines: node1",
         f"bad.yaml:16: expect[0]: found matchers none; {ONE_MATCHER}",
         "bad.yaml:18: expect[0].within: found 'soon'; allowed: a duration like 500ms, 30s, 5m, 1h30m",
         "bad.yaml:1: recover: a scenario with faults needs a recovery: a `run` step or `recover_faults: true`",
@@ -844,3 +929,104 @@ def test_whole_value_variable_keeps_its_type(tmp_path):
     assert scenario.faults[0].params == {"size_mib": 128}
     assert type(scenario.faults[0].params["size_mib"]) is int
     assert scenario.summary == "Swap of 128 MiB."
+
+
+# -- files that are not what they claim to be: refused by name, no traceback, no hang -----------
+def _problems_of(path: Path) -> list[str]:
+    with pytest.raises(ScenarioError) as info:
+        load(path)
+    return info.value.problems
+
+
+def test_bytes_that_are_not_utf8_are_refused_with_the_line(tmp_path):
+    path = tmp_path / "binary.yaml"
+    path.write_bytes(b"name: binary\nsummary: \xff\xfe oops\n")
+    assert _problems_of(path) == [f"{path}:2: not UTF-8 text (byte 22: b'\\xff'); scenario files are UTF-8 YAML"]
+
+
+@pytest.mark.parametrize("text", ["name: self\nloop: &a [*a]\n", "name: self\nloop: &a {again: *a}\n"])
+def test_an_alias_that_contains_itself_is_refused(tmp_path, text):
+    path = tmp_path / "self.yaml"
+    path.write_text(text)
+    problems = _problems_of(path)
+    assert len(problems) == 1 and problems[0].startswith(f"{path}:2: loop")
+    assert "an alias refers to a node that contains it" in problems[0]
+
+
+def _laughs(levels: int, fan: int) -> str:
+    lines = ["name: laughs", "l0: &l0 [" + ",".join(["lol"] * fan) + "]"]
+    for i in range(1, levels):
+        lines.append(f"l{i}: &l{i} [" + ",".join([f"*l{i - 1}"] * fan) + "]")
+    return "\n".join(lines) + "\n"
+
+
+def test_exponential_aliases_are_refused_at_once(tmp_path):
+    path = tmp_path / "laughs.yaml"
+    path.write_text(_laughs(levels=10, fan=9))  # 9**10 values once expanded
+    problems = _problems_of(path)
+    assert problems == [f"{path}:3: more than 100 alias uses; write the values out"]
+
+
+def test_few_aliases_that_expand_hugely_are_refused(tmp_path, monkeypatch):
+    from harness.scenario import yamlsrc
+
+    monkeypatch.setattr(yamlsrc, "MAX_ALIASES", 10_000)  # only the expansion bound is left to act
+    path = tmp_path / "laughs.yaml"
+    path.write_text(_laughs(levels=8, fan=9))
+    problems = _problems_of(path)
+    assert len(problems) == 1 and "expands to more than 20000 values" in problems[0]
+
+
+def test_deep_nesting_is_refused(tmp_path):
+    path = tmp_path / "deep.yaml"
+    path.write_text("name: deep\nx: " + "[" * 100 + "]" * 100 + "\n")
+    problems = _problems_of(path)
+    assert len(problems) == 1 and "nested more than 64 levels deep" in problems[0]
+
+
+def test_an_oversized_file_is_refused_unread(tmp_path):
+    path = tmp_path / "big.yaml"
+    path.write_text("name: big\n" + "# padding\n" * 40_000)
+    problems = _problems_of(path)
+    assert problems == [f"{path}:0: {path.stat().st_size} bytes; a scenario file is at most 262144 "
+                        "(is this the right file?)"]
+
+
+def _kubeadm_lab(tmp_path, lab_extra, install_extra=""):
+    path = tmp_path / "overlap.yaml"
+    path.write_text(textwrap.dedent(f"""\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: overlap
+        summary: The lab network inside flannel's default pod range.
+        lab:
+          suite: sid
+          network: 10.244.1.0/24
+          machines: [{{name: cp1, role: control-plane}}]{lab_extra}
+        install: {{track: kubeadm{install_extra}}}
+        """))
+    return path
+
+
+def test_a_lab_network_inside_the_pod_range_is_warned_about_with_its_line(tmp_path):
+    scenario = load(_kubeadm_lab(tmp_path, ""))
+    assert [w.replace(f"{tmp_path}/", "") for w in scenario.warnings] == [
+        "overlap.yaml:7: lab.network: 10.244.1.0/24 overlaps install.pod_cidr 10.244.0.0/16: the nodes' addresses "
+        "lie in the cluster's pod range; if that is the point, declare it with `lab: {overlap: intended}`"]
+
+
+def test_an_intended_overlap_and_a_disjoint_range_are_not_warned_about(tmp_path):
+    assert load(_kubeadm_lab(tmp_path, "\n          overlap: intended")).warnings == ()
+    assert load(_kubeadm_lab(tmp_path, "", ", pod_cidr: 172.20.0.0/16, service_cidr: 172.21.0.0/16")).warnings == ()
+
+
+def test_lint_prints_the_warning_and_still_passes(tmp_path):
+    import subprocess
+    import sys
+
+    path = _kubeadm_lab(tmp_path, "")
+    proc = subprocess.run([sys.executable, "-m", "invoke", "scenario.lint", "--files", str(path)],
+                          capture_output=True, text=True, cwd=Path(__file__).resolve().parents[2])
+    assert proc.returncode == 0, proc.stderr
+    assert "warning: " in proc.stderr and "overlaps install.pod_cidr" in proc.stderr
+    assert "1 scenario file(s) valid, 1 warning(s)" in proc.stdout

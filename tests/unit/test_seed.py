@@ -24,3 +24,9 @@ def test_seed_holds_exactly_what_the_guest_expects():
 def test_seed_is_reproducible():
     args = ("n", b"k", "ssh-ed25519 A", "ssh-ed25519 B")
     assert seed_tar(*args) == seed_tar(*args)
+
+
+def test_seed_carries_the_lab_host_name_when_given():
+    data = seed_tar("n", b"k", "ssh-ed25519 A", "ssh-ed25519 B", hosts="192.168.101.1 kubelab-host")
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        assert tar.extractfile("hosts").read() == b"192.168.101.1 kubelab-host\n"

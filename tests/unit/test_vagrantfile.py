@@ -18,6 +18,7 @@ pytestmark = pytest.mark.skipif(RUBY is None and os.environ.get("CI") != "true",
 
 TOPOLOGY = {
     "lab": "demo", "box": "kubelab-debian-bookworm-49d212a2d7da", "driver": "qemu", "pool": "kubelab",
+    "cmdline": "root=/dev/vda rw console=ttyS0 clocksource=tsc tsc=reliable",
     "domain_prefix": "kubelab-demo.", "client_key": "/labs/demo/keys/id_ed25519",
     "network": {"name": "kubelab-demo", "subnet": "192.168.101.0/24"}, "boot_timeout": 300,
     "machines": [
@@ -53,6 +54,7 @@ def test_machines_follow_the_topology(tmp_path):
     assert sorted(config["machines"]) == ["node1", "node2"]
     lv = config["machines"]["node2"]["vm"]["provider:libvirt"]
     assert (lv["driver"], lv["cpus"], lv["memory"]) == ("qemu", 2, 1536)
+    assert lv["cmd_line"] == TOPOLOGY["cmdline"]
     assert lv["default_prefix"] == "kubelab-demo." and lv["storage_pool_name"] == "kubelab"
     assert (lv["management_network_name"], lv["management_network_address"]) == ("kubelab-demo", "192.168.101.0/24")
     assert (lv["management_network_mode"], lv["management_network_keep"]) == ("none", True)

@@ -1,0 +1,161 @@
+"""What a kit is built from: one Component per `go build` target group. Pure data.
+
+A component builds one or more programs from one upstream module, inside a
+wrapper module (gomod.py) that it may share with other components of the same
+module. Everything that can change the output is in `inputs()`, which is what
+the store is addressed by.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+
+from . import gomod
+from .versions import CNI_PLUGINS, FLANNEL, FLANNEL_CNI_PLUGIN_MODULE, FLANNEL_EXTRA_REQUIRES, KubeVersion
+
+# The Go toolchain must never be swapped behind our back (a `go 1.27` line fails loudly).
+BASE_ENV = {"GOTOOLCHAIN": "local", "GOFLAGS": "-mod=mod -buildvcs=false", "GOOS": "linux", "GOARCH": "amd64"}
+KUBERNETES_COMMANDS = ("kubeadm", "kubelet", "kubectl", "kube-apiserver", "kube-controller-manager",
+                       "kube-scheduler", "kube-proxy")
+# No component but flanneld needs cgo. Upstream links the 1.34-1.37 kubelet against glibc; it
+# becomes static (CGO_ENABLED=0) upstream in 1.38 (kubernetes#135870), which is what
+# kubelab does for every minor: the lab has local users only, so os/user's
+# /etc/passwd-only lookup is enough.
+CGO = "0"
+CNI_PROGRAMS = ("main/bridge", "main/host-device", "main/ipvlan", "main/loopback", "main/macvlan",
+                "main/ptp", "main/vlan", "main/dummy", "main/tap", "ipam/host-local", "ipam/static",
+                "ipam/dhcp", "meta/bandwidth", "meta/firewall", "meta/portmap", "meta/sbr",
+                "meta/tuning", "meta/vrf")
+
+
+def _env(cgo: str = CGO) -> tuple[tuple[str, str], ...]:
+    return tuple(sorted({**BASE_ENV, "CGO_ENABLED": cgo}.items()))
+
+
+@dataclass(frozen=True)
+class Program:
+    package: str  # Go import path
+    output: str  # file name in the artifact
+
+
+@dataclass(frozen=True)
+class Component:
+    name: str
+    module: str
+    version: str
+    wrapper: str  # name of the wrapper module directory (shared by components of one module@version)
+    gomod_text: str
+    programs: tuple[Program, ...]
+    ldflags: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = field(default_factory=lambda: _env())
+    note: str = ""
+
+    @property
+    def module_at(self) -> str:
+        return f"{self.module}@{self.version}"
+
+    def flags(self) -> list[str]:
+        """The `go build` flags, in the order given (without -o and the package)."""
+        out = ["-trimpath"]
+        if self.tags:
+            out += ["-tags", ",".join(self.tags)]
+        out += ["-ldflags", " ".join(("-s", "-w") + self.ldflags)]
+        return out
+
+    def inputs(self, go_version: str) -> dict:
+        return {
+            "component": self.name, "module": self.module_at, "go": go_version, "env": dict(self.env),
+            "flags": self.flags(), "programs": [[p.package, p.output] for p in self.programs],
+            "go.mod": self.gomod_text,
+        }
+
+    def key(self, go_version: str) -> str:
+        blob = json.dumps(self.inputs(go_version), sort_keys=True).encode()
+        return hashlib.sha256(blob).hexdigest()
+
+
+def _go_line(upstream_line: str) -> str:
+    """Wrapper go line: upstream's, but at least 1.24 (the first with `tool` lines)."""
+    parts = tuple(int(x) for x in upstream_line.split(".")[:2])
+    return upstream_line if parts >= (1, 24) else "1.24.0"
+
+
+def kubernetes(version: KubeVersion, kubernetes_gomod: str, build_date: str) -> list[Component]:
+    text = gomod.kubernetes_wrapper(version, kubernetes_gomod, list(KUBERNETES_COMMANDS))
+    flags = tuple(gomod.kubernetes_version_flags(version, build_date))
+    return [
+        Component(name=c, module="k8s.io/kubernetes", version=version.tag, wrapper=f"kubernetes-{version.tag}",
+                  gomod_text=text, programs=(Program(f"k8s.io/kubernetes/cmd/{c}", c),), ldflags=flags)
+        for c in KUBERNETES_COMMANDS
+    ]
+
+
+def etcd(version: str, upstream_go_line: str) -> Component:
+    """etcd, etcdctl and etcdutl, as in upstream's image (etcd-io/etcd Dockerfile). The
+    server module is its own main package; its go.mod replaces siblings with ../, which
+    a dependency ignores, so the siblings resolve at the versions it requires."""
+    mods = {name: f"go.etcd.io/etcd/{name}/v3" for name in ("server", "etcdctl", "etcdutl")}
+    text = gomod.wrapper({m: version for m in mods.values()}, list(mods.values()), _go_line(upstream_go_line))
+    return Component(name="etcd", module=mods["server"], version=version, wrapper=f"etcd-{version}",
+                     gomod_text=text,
+                     programs=(Program(mods["server"], "etcd"), Program(mods["etcdctl"], "etcdctl"),
+                               Program(mods["etcdutl"], "etcdutl")),
+                     note=f"etcdctl and etcdutl from their modules at {version}")
+
+
+def coredns(version: str, upstream_go_line: str) -> Component:
+    """Upstream's Makefile pins GOTOOLCHAIN, so it is not used; its flags are:
+    CGO_ENABLED=0, -tags grpcnotrace (coredns Makefile)."""
+    mod = "github.com/coredns/coredns"
+    return Component(name="coredns", module=mod, version=version, wrapper=f"coredns-{version}",
+                     gomod_text=gomod.wrapper({mod: version}, [mod], _go_line(upstream_go_line)),
+                     programs=(Program(mod, "coredns"),), tags=("grpcnotrace",))
+
+
+def flannel(upstream_go_line: str, version: str = FLANNEL) -> Component:
+    """flanneld as upstream's Makefile builds it on amd64: with cgo (main imports the UDP
+    backend, whose amd64 code is C) and linked statically; netgo/osusergo keep name and
+    user lookups in Go, so the static binary never needs glibc's NSS at run time."""
+    mod = "github.com/flannel-io/flannel"
+    return Component(name="flannel", module=mod, version=version, wrapper=f"flannel-{version}",
+                     gomod_text=gomod.wrapper({mod: version, **FLANNEL_EXTRA_REQUIRES}, [mod],
+                                              _go_line(upstream_go_line)),
+                     programs=(Program(mod, "flanneld"),), tags=("netgo", "osusergo"),
+                     ldflags=(f"-X {mod}/pkg/version.Version={version}", "-extldflags=-static"),
+                     env=_env(cgo="1"),
+                     note="the wrapper requires " + ", ".join(f"{m}@{v}" for m, v in FLANNEL_EXTRA_REQUIRES.items())
+                          + " (the version flannel asks for is not served)")
+
+
+def flannel_cni_plugin(upstream_go_line: str) -> Component:
+    mod, version = FLANNEL_CNI_PLUGIN_MODULE
+    return Component(
+        name="flannel-cni-plugin", module=mod, version=version, wrapper=f"cni-plugins-{version}",
+        gomod_text=gomod.wrapper({mod: version}, [f"{mod}/plugins/meta/flannel"], _go_line(upstream_go_line)),
+        programs=(Program(f"{mod}/plugins/meta/flannel", "flannel"),),
+        ldflags=(f"-X {mod}/pkg/utils/buildversion.BuildVersion={version}",),
+        tags=("netgo", "osusergo"),
+        note="github.com/flannel-io/cni-plugin is not served by the module proxy; the same plugin "
+             f"from {mod}@{version} plugins/meta/flannel, its last release there",
+    )
+
+
+def cni_plugins(upstream_go_line: str, version: str = CNI_PLUGINS) -> Component:
+    mod = "github.com/containernetworking/plugins"
+    programs = tuple(Program(f"{mod}/plugins/{p}", p.split("/")[1]) for p in CNI_PROGRAMS)
+    return Component(name="cni-plugins", module=mod, version=version, wrapper=f"cni-plugins-{version}",
+                     gomod_text=gomod.wrapper({mod: version}, [p.package for p in programs],
+                                              _go_line(upstream_go_line)),
+                     programs=programs, tags=("netgo", "osusergo"),
+                     ldflags=(f"-X {mod}/pkg/utils/buildversion.BuildVersion={version}",))
+
+
+def crictl(version: str, upstream_go_line: str) -> Component:
+    mod = "sigs.k8s.io/cri-tools"
+    return Component(name="crictl", module=mod, version=version, wrapper=f"cri-tools-{version}",
+                     gomod_text=gomod.wrapper({mod: version}, [f"{mod}/cmd/crictl"], _go_line(upstream_go_line)),
+                     programs=(Program(f"{mod}/cmd/crictl", "crictl"),),
+                     ldflags=(f"-X {mod}/pkg/version.Version={version}",))

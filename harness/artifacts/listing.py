@@ -1,0 +1,58 @@
+"""`invoke artifacts.list`: kits and store entries, as text or JSON."""
+
+from __future__ import annotations
+
+import json
+
+from . import kit, store
+
+
+def _mib(n: int) -> str:
+    return f"{n / 2**20:.1f} MiB"
+
+
+def render(json_: bool = False) -> str:
+    entries = store.all_entries()
+    kits = []
+    if kit.kits_dir().is_dir():
+        kits = [json.loads(p.read_text()) for p in sorted(kit.kits_dir().glob("*.json"))]
+    if json_:
+        return json.dumps({"kits": kits, "entries": [e.data for e in entries]}, indent=2)
+    if not entries:
+        return "nothing built yet: `invoke artifacts.build`"
+    lines = []
+    in_kits = {c["key"][:store.KEY_LEN] for k in kits for c in (*k["components"].values(), *k.get("images", {}).values())}
+    for k in kits:
+        lines.append(f"kit {k['kubernetes']} ({k['go']}): {', '.join(sorted(k['components']))}")
+    lines.append("")
+    lines.append(f"{'component':<24} {'module@version':<52} {'sha256':<14} {'size':>10} {'build':>8}")
+    for e in sorted(entries, key=lambda e: (e.component, e.data["module"])):
+        d = e.data
+        stale = "" if e.directory.name in in_kits else "  (in no kit: `invoke artifacts.prune`)"
+        lines.append(f"{d['component']:<24} {d['module']:<52} {d['sha256'][:12]:<14} {_mib(d['size']):>10} "
+                     f"{d['build_seconds']:>7}s{stale}")
+    lines.append(f"\nstore: {store.store_dir()}")
+    return "\n".join(lines)
+
+
+def prune() -> list[str]:
+    """Store entries, registry storages and file trees that no kit record refers to."""
+    import shutil
+
+    from .. import paths
+
+    kits = [json.loads(p.read_text()) for p in sorted(kit.kits_dir().glob("*.json"))] if kit.kits_dir().is_dir() else []
+    keep = {c["key"][:store.KEY_LEN] for k in kits for c in k["components"].values()}
+    keep |= {i["key"][:store.KEY_LEN] for k in kits for i in k.get("images", {}).values()}
+    removed = []
+    for entry in store.all_entries():
+        if entry.directory.name not in keep:
+            shutil.rmtree(entry.directory, ignore_errors=True)
+            removed.append(f"store entry {entry.directory.name} ({entry.component}, {entry.data['module']})")
+    storages = {k.get("registry") for k in kits}
+    root = paths.artifacts_dir() / "registry"
+    for d in sorted(root.iterdir()) if root.is_dir() else []:
+        if str(d) not in storages:
+            shutil.rmtree(d, ignore_errors=True)
+            removed.append(f"registry storage {d.name}")
+    return removed

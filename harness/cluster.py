@@ -1,0 +1,110 @@
+"""The cluster's API, from the host: the `kubernetes` client with the admin.conf the
+install track fetched. The API server is reached at the control plane's address
+on the lab network (the kubeconfig's own server); every call has a timeout.
+
+Also the proof workloads the cluster probes use, created on first use and left
+for the teardown: a toolbox pod (DNS from inside the cluster, the client for the
+Service proof) and a 2-replica web Deployment behind a Service, spread over the
+nodes, each pod answering with its own name. `kubelab-web` tolerates the
+control-plane taint (so the proof spans every node); `kubelab-app` is a plain
+Deployment that does not (what a learner's first workload is).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .errors import HarnessError
+
+REQUEST_TIMEOUT = 20
+NAMESPACE = "default"
+PROBE_POD = "kubelab-probe"
+WEB = "kubelab-web"
+PLAIN = "kubelab-app"
+
+
+class ClusterError(HarnessError):
+    pass
+
+
+class ClusterClient:
+    def __init__(self, kubeconfig: Path):
+        from kubernetes import client, config
+
+        try:
+            self.api_client = config.new_client_from_config(config_file=str(kubeconfig))
+        except Exception as exc:  # noqa: BLE001 - the client raises many kinds; all mean "unusable kubeconfig"
+            raise ClusterError(f"{kubeconfig}: not a usable kubeconfig ({exc})") from None
+        self.core = client.CoreV1Api(self.api_client)
+        self.apps = client.AppsV1Api(self.api_client)
+        self.client = client
+
+    # -- reading ---------------------------------------------------------------
+    def nodes(self):
+        return self.core.list_node(_request_timeout=REQUEST_TIMEOUT).items
+
+    def pods(self, namespace: str, selector: str = ""):
+        return self.core.list_namespaced_pod(namespace, label_selector=selector or None,
+                                             _request_timeout=REQUEST_TIMEOUT).items
+
+    def logs(self, namespace: str, pod: str, container: str | None, previous: bool, tail: int = 200) -> str:
+        return self.core.read_namespaced_pod_log(pod, namespace, container=container, previous=previous,
+                                                 tail_lines=tail, _request_timeout=REQUEST_TIMEOUT)
+
+    def events(self, namespace: str):
+        return self.core.list_namespaced_event(namespace, _request_timeout=REQUEST_TIMEOUT).items
+
+    def exec(self, namespace: str, pod: str, argv: list[str], timeout: int = 30) -> str:
+        from kubernetes.stream import stream
+
+        return stream(self.core.connect_get_namespaced_pod_exec, pod, namespace, command=argv,
+                      stderr=True, stdin=False, stdout=True, tty=False, _request_timeout=timeout)
+
+    # -- proof workloads ------------------------------------------------------
+    def ensure_probe_pod(self, image: str) -> None:
+        c = self.client
+        try:
+            self.core.read_namespaced_pod(PROBE_POD, NAMESPACE, _request_timeout=REQUEST_TIMEOUT)
+            return
+        except c.exceptions.ApiException as exc:
+            if exc.status != 404:
+                raise
+        pod = c.V1Pod(
+            metadata=c.V1ObjectMeta(name=PROBE_POD, labels={"app": PROBE_POD}),
+            spec=c.V1PodSpec(
+                containers=[c.V1Container(name="toolbox", image=image, command=["sleep", "86400"])],
+                tolerations=[c.V1Toleration(operator="Exists", effect="NoSchedule")],
+                termination_grace_period_seconds=0))
+        self.core.create_namespaced_pod(NAMESPACE, pod, _request_timeout=REQUEST_TIMEOUT)
+
+    def ensure_web(self, image: str, name: str = WEB, replicas: int = 2) -> None:
+        c = self.client
+        labels = {"app": name}
+        tolerations = [c.V1Toleration(operator="Exists", effect="NoSchedule")] if name == WEB else None
+        try:
+            self.apps.read_namespaced_deployment(name, NAMESPACE, _request_timeout=REQUEST_TIMEOUT)
+        except c.exceptions.ApiException as exc:
+            if exc.status != 404:
+                raise
+            spread = c.V1TopologySpreadConstraint(max_skew=1, topology_key="kubernetes.io/hostname",
+                                                  when_unsatisfiable="DoNotSchedule",
+                                                  label_selector=c.V1LabelSelector(match_labels=labels))
+            container = c.V1Container(name="web", image=image, command=[
+                "sh", "-c", "hostname > /www/index.html && exec httpd -f -p 8080 -h /www"])
+            deployment = c.V1Deployment(
+                metadata=c.V1ObjectMeta(name=name, labels=labels),
+                spec=c.V1DeploymentSpec(
+                    replicas=replicas, selector=c.V1LabelSelector(match_labels=labels),
+                    template=c.V1PodTemplateSpec(
+                        metadata=c.V1ObjectMeta(labels=labels),
+                        spec=c.V1PodSpec(containers=[container], topology_spread_constraints=[spread],
+                                         tolerations=tolerations, termination_grace_period_seconds=0))))
+            self.apps.create_namespaced_deployment(NAMESPACE, deployment, _request_timeout=REQUEST_TIMEOUT)
+        try:
+            self.core.read_namespaced_service(name, NAMESPACE, _request_timeout=REQUEST_TIMEOUT)
+        except c.exceptions.ApiException as exc:
+            if exc.status != 404:
+                raise
+            service = c.V1Service(metadata=c.V1ObjectMeta(name=name), spec=c.V1ServiceSpec(
+                selector=labels, ports=[c.V1ServicePort(port=80, target_port=8080)]))
+            self.core.create_namespaced_service(NAMESPACE, service, _request_timeout=REQUEST_TIMEOUT)

@@ -1,0 +1,36 @@
+"""Facts: named values derived from a run's observations (scenario `facts:`).
+
+Pure: (fact definitions, the record's observations) -> {name: value}. A fact
+whose observation is missing, gated out by versions, or not met is UNKNOWN,
+never a default, so a matrix never shows a value nobody saw.
+"""
+
+from __future__ import annotations
+
+from .model import FactDef
+
+UNKNOWN = "unknown"
+
+
+def _seen(observations: list[dict], check: str) -> list[dict]:
+    """The check's evaluations, in run order; not-applicable entries (probe "") left out."""
+    return [o for o in observations if o.get("check") == check and o.get("probe")]
+
+
+def derive_one(fact: FactDef, observations: list[dict]):
+    if fact.kind == "cases":
+        for check, value in fact.cases:
+            if any(o.get("met") is True for o in _seen(observations, check)):
+                return value
+        return UNKNOWN
+    seen = _seen(observations, fact.check)
+    if fact.kind == "seconds":
+        met = [o for o in seen if o.get("met") is True]
+        return round(met[-1]["after"], 1) if met else UNKNOWN
+    if not seen or seen[-1].get("met") is False:
+        return UNKNOWN
+    return seen[-1].get("value", UNKNOWN)
+
+
+def derive(facts: tuple[FactDef, ...], observations: list[dict]) -> dict:
+    return {f.name: derive_one(f, observations) for f in facts}

@@ -1,0 +1,194 @@
+"""A scenario as the engine sees it: frozen, validated, defaults applied.
+
+Built only by scenario.load (which reports every problem with file, line and
+field path first); everything downstream can trust these values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+API_VERSION = "kubelab/v1"
+KIND = "Scenario"
+PHASES = ("prepare", "arm", "armed-check", "install", "expect", "recover", "verify", "collect", "teardown")
+INSTALL_TRACKS = ("none", "kubeadm", "kubespray")
+# When a fault is armed: before the install track runs (arm phase), or inside the
+# kubeadm track, after host preparation and containerd (before-init) or after the
+# nodes joined and before the CNI is applied (before-cni).
+FAULT_PHASES = ("before-install", "before-init", "before-cni")
+# Roles: a Kubernetes lab has control-plane and worker machines; a host-only lab, nodes.
+ROLES = ("control-plane", "worker", "node")
+# Targets: every machine, a role, one machine (`@name` or `name`), or the cluster's API.
+ROLE_SELECTORS = {"@control-plane": "control-plane", "@workers": "worker"}
+CLUSTER = "cluster"
+NOT_SET = object()
+
+
+@dataclass(frozen=True)
+class MachineDef:
+    name: str
+    role: str = "node"
+    cpus: int = 1
+    memory: int = 1024
+
+
+@dataclass(frozen=True)
+class LabDef:
+    suite: str
+    machines: tuple[MachineDef, ...]
+    backend: str | None = None  # pin: libvirt or vagrant
+    network: str | None = None  # the lab network's CIDR (a /24), e.g. to overlap flannel's 10.244/16
+    overlap: str = ""  # "intended": the network overlaps the cluster's ranges on purpose (no lint warning)
+
+    def roles(self) -> dict[str, str]:
+        return {m.name: m.role for m in self.machines}
+
+
+@dataclass(frozen=True)
+class InstallDef:
+    """How Kubernetes gets onto the machines; `track: none` for host-only scenarios."""
+    track: str = "none"
+    kubernetes: str = ""  # "1.36.3"; empty with track none
+    pod_cidr: str = "10.244.0.0/16"
+    service_cidr: str = "10.96.0.0/12"
+    cni: str = "flannel"  # or none
+    prepare: tuple[str, ...] = ("ip_forward", "br_netfilter")  # host preparation the track does itself
+    kubernetes_version_in_config: bool = True  # false: ClusterConfiguration without kubernetesVersion
+    preload: bool = True  # boot the node image whose containerd already holds the kit's images
+    # the scenario's fault stops `kubeadm init` (preflight, kubelet): the track ends at init,
+    # whatever its exit code, and the expectations read its output; a `reinstall` recovers
+    init_fails: bool = False
+    kubelet_health_check: str = ""  # InitConfiguration timeouts.kubeletHealthCheck, when not kubelab's TCG value
+
+
+@dataclass(frozen=True)
+class ProbeRef:
+    kind: str
+    args: dict
+
+
+@dataclass(frozen=True)
+class Count:
+    pattern: str
+    min: int = 0
+    max: int | None = None
+
+
+@dataclass(frozen=True)
+class Check:
+    """One probe on each target, with one matcher, polled until met or out of time."""
+
+    name: str
+    probe: ProbeRef
+    target: str = "@all"
+    pattern: str | None = None
+    absent: str | None = None
+    count: Count | None = None
+    equals: Any = NOT_SET
+    within: float = 0.0
+    stable_for: float = 0.0
+    versions: dict = field(default_factory=dict)  # component -> range, e.g. {"containerd": "<2.0"}
+    after_reboot: bool = False
+    source: str = ""  # upstream file and version the expected string comes from
+    at: str = ""  # "before-cni": evaluated inside the install track, before the CNI is applied
+
+    @property
+    def asserts(self) -> bool:
+        return self.pattern is not None or self.absent is not None or self.count is not None or self.equals is not NOT_SET
+
+    def expected(self) -> str:
+        if self.pattern is not None:
+            return f"pattern {self.pattern!r}"
+        if self.absent is not None:
+            return f"absent {self.absent!r}"
+        if self.count is not None:
+            upper = "" if self.count.max is None else f", at most {self.count.max}"
+            return f"count of {self.count.pattern!r}: at least {self.count.min}{upper}"
+        if self.equals is not NOT_SET:
+            return f"equals {self.equals!r}"
+        return ""
+
+
+@dataclass(frozen=True)
+class FaultDef:
+    kind: str
+    target: str = "@all"
+    phase: str = "before-install"
+    params: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class StepDef:
+    """A recovery step: a command, a reboot, the faults' own recovery, or the install
+    track again from `kubeadm reset` (after an init that failed as expected)."""
+
+    name: str
+    target: str = "@all"
+    run: str | None = None
+    reboot: bool = False
+    recover_faults: bool = False
+    timeout: float = 120.0
+    reinstall: bool = False
+
+    @property
+    def action(self) -> str:
+        if self.run is not None:
+            return "run"
+        return "reboot" if self.reboot else "reinstall" if self.reinstall else "recover-faults"
+
+
+@dataclass(frozen=True)
+class EvidenceDef:
+    kind: str  # journal | file | command
+    what: str
+    target: str = "@all"
+
+    @property
+    def command(self) -> str:
+        if self.kind == "journal":
+            return f"journalctl --no-pager -o short-iso -b -u {self.what}"
+        return f"cat {self.what}" if self.kind == "file" else self.what
+
+
+@dataclass(frozen=True)
+class FactDef:
+    """A named value derived from the run's observations, for reports and the matrix.
+
+    seconds: when the check named was met, seconds after its phase began;
+    value: the value the check named last read;
+    cases: the value of the first case whose check was met.
+    Whatever cannot be read from what was observed is "unknown", never a default."""
+
+    name: str
+    kind: str  # seconds | value | cases
+    check: str = ""
+    cases: tuple[tuple[str, Any], ...] = ()  # (check name, value)
+
+    def checks(self) -> list[str]:
+        return [self.check] if self.check else [c for c, _ in self.cases]
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    summary: str
+    lab: LabDef
+    install: InstallDef = InstallDef()
+    claims: tuple[str, ...] = ()
+    faults: tuple[FaultDef, ...] = ()
+    expect: tuple[Check, ...] = ()
+    recover: tuple[StepDef, ...] = ()
+    verify: tuple[Check, ...] = ()
+    observe: tuple[Check, ...] = ()
+    evidence: tuple[EvidenceDef, ...] = ()
+    facts: tuple[FactDef, ...] = ()
+    warnings: tuple[str, ...] = ()  # file:line: what lint and a run print before anything is created
+    source_file: str = ""
+    sha256: str = ""
+
+    def with_kubernetes(self, version: str) -> "Scenario":
+        """The same scenario on another Kubernetes release (the matrix's row axis)."""
+        if self.install.track == "none":
+            raise ValueError(f"scenario {self.name} installs no Kubernetes")
+        return replace(self, install=replace(self.install, kubernetes=version))

@@ -1,0 +1,118 @@
+"""The images of a kit: which binaries, where, as which user, on which userland.
+
+Paths, users, entrypoints and working directories follow upstream's images,
+so kubeadm's static pods, its kube-proxy DaemonSet and CoreDNS Deployment, and
+flannel's manifest run them unchanged:
+
+- kube-apiserver, -controller-manager, -scheduler: binary at /usr/local/bin/<name>,
+  root; kube-apiserver carries cap_net_bind_service=+ep (kubernetes
+  build/server-image/Dockerfile and kube-apiserver/Dockerfile). Upstream's base
+  image sets ENTRYPOINT /go-runner (kubernetes/release images/build/go-runner);
+  that module is not served by the module proxy, so these images have no
+  entrypoint: kubeadm's manifests always give `command`.
+- kube-proxy: /usr/local/bin/kube-proxy on an iptables userland, root, no
+  entrypoint (distroless-iptables).
+- etcd: /usr/local/bin/{etcd,etcdctl,etcdutl}, WORKDIR /var/lib/etcd/,
+  CMD ["/usr/local/bin/etcd"], root (etcd-io/etcd Dockerfile @ v3.6.8; since
+  3.6.5 registry.k8s.io/etcd:X-0 is a copy of that image).
+- coredns: /coredns with cap_net_bind_service=+ep, USER nonroot:nonroot,
+  ENTRYPOINT ["/coredns"] (coredns/coredns Dockerfile @ v1.14.2).
+- pause: /pause alone, USER 65535:65535, ENTRYPOINT ["/pause"] (kubernetes build/pause/Dockerfile).
+- flannel: /opt/bin/flanneld on an iptables userland plus `cp` (v0.28.4's
+  install-cni init container runs `cp -f /etc/kube-flannel/cni-conf.json
+  /etc/cni/net.d/10-flannel.conflist`), ENTRYPOINT ["/opt/bin/flanneld"], root
+  (flannel images/Dockerfile and Documentation/kube-flannel.yml @ v0.28.4).
+- flannel-cni-plugin: /flannel plus `cp` (the init container runs `cp -f
+  /flannel /opt/cni/bin/flannel`), no entrypoint (flannel-io/cni-plugin Dockerfile.image).
+
+- kubelab.local/toolbox: busybox (Debian's busybox-static) for the cluster
+  probes: `nslookup` for DNS from a pod, `httpd` answering with the pod's
+  name for the Service proof, `wget` as the client. kubelab's own image,
+  under kubelab's own registry name.
+
+Userland comes from Debian's packages (debs.py); the small base layer
+(passwd, group, /tmp) is written here, in the shape of distroless's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .layout import CAP_NET_BIND_SERVICE, ImageConfig, file_capability
+
+BIN = "/usr/local/bin"
+
+
+@dataclass(frozen=True)
+class Binary:
+    component: str  # kit component whose store entry holds it
+    name: str  # file name in that entry
+    dest: str  # absolute path in the image
+    bind_low_ports: bool = False  # cap_net_bind_service=+ep, as upstream's setcap
+
+    @property
+    def xattrs(self):
+        return (("security.capability", file_capability(CAP_NET_BIND_SERVICE)),) if self.bind_low_ports else ()
+
+
+@dataclass(frozen=True)
+class ImageRecipe:
+    ref: str
+    binaries: tuple[Binary, ...]
+    config: ImageConfig
+    userland: tuple[str, ...] = ()  # names in USERLANDS, unpacked into one layer
+    base: bool = True  # kubelab's base layer (passwd, group, /tmp)
+    dirs: tuple[tuple[str, int], ...] = ()  # extra empty directories (path, mode)
+
+    @property
+    def name(self) -> str:
+        return self.ref.rpartition(":")[0].rpartition("/")[2]
+
+
+# Debian packages (with their Depends) for each userland, and what must run in it.
+USERLANDS = {
+    "iptables": (("iptables",), (["/usr/sbin/iptables", "--version"], ["/usr/sbin/iptables-restore", "--version"])),
+    "busybox": (("busybox-static",), (["/bin/cp", "--help"],)),
+}
+# The iptables package's postinst picks the nft backend through update-alternatives
+# (Debian's default since buster, and what bookworm, trixie and sid guests use).
+IPTABLES_LINKS = {f"/usr/sbin/{family}{suffix}": f"{family}-nft{suffix}"
+                  for family in ("iptables", "ip6tables") for suffix in ("", "-save", "-restore")}
+
+
+TOOLBOX_IMAGE = "kubelab.local/toolbox:1"
+
+
+def recipes(kubeadm_refs: list[str], flannel_ref: str, flannel_cni_ref: str) -> list[ImageRecipe]:
+    by_name = {r.rpartition(":")[0].rpartition("/")[2]: r for r in kubeadm_refs}
+
+    def control(name: str, low_ports: bool = False) -> ImageRecipe:
+        return ImageRecipe(by_name[name], (Binary(name, name, f"{BIN}/{name}", low_ports),), ImageConfig())
+
+    return [
+        control("kube-apiserver", low_ports=True),
+        control("kube-controller-manager"),
+        control("kube-scheduler"),
+        ImageRecipe(by_name["kube-proxy"], (Binary("kube-proxy", "kube-proxy", f"{BIN}/kube-proxy"),),
+                    ImageConfig(), userland=("iptables",)),
+        ImageRecipe(by_name["etcd"], tuple(Binary("etcd", b, f"{BIN}/{b}") for b in ("etcd", "etcdctl", "etcdutl")),
+                    ImageConfig(cmd=(f"{BIN}/etcd",), workdir="/var/lib/etcd/"),
+                    dirs=(("/var/etcd", 0o755), ("/var/lib/etcd", 0o700))),
+        ImageRecipe(by_name["coredns"], (Binary("coredns", "coredns", "/coredns", bind_low_ports=True),),
+                    ImageConfig(entrypoint=("/coredns",), user="nonroot:nonroot")),
+        ImageRecipe(by_name["pause"], (Binary("pause", "pause", "/pause"),),
+                    ImageConfig(entrypoint=("/pause",), user="65535:65535"), base=False),
+        ImageRecipe(flannel_ref, (Binary("flannel", "flanneld", "/opt/bin/flanneld"),),
+                    ImageConfig(entrypoint=("/opt/bin/flanneld",)), userland=("iptables", "busybox")),
+        ImageRecipe(flannel_cni_ref, (Binary("flannel-cni-plugin", "flannel", "/flannel"),),
+                    ImageConfig(), userland=("busybox",)),
+        ImageRecipe(TOOLBOX_IMAGE, (), ImageConfig(cmd=("sh",)), userland=("busybox",), dirs=(("/www", 0o755),)),
+    ]
+
+
+# distroless's users: root, nobody, nonroot (65532).
+PASSWD = ("root:x:0:0:root:/root:/sbin/nologin\n"
+          "nobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin\n"
+          "nonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n")
+GROUP = "root:x:0:\ntty:x:5:\nstaff:x:50:\nnobody:x:65534:\nnonroot:x:65532:\n"
+NSSWITCH = "passwd: files\ngroup: files\nhosts: files dns\nnetworks: files\nprotocols: files\nservices: files\n"

@@ -1,0 +1,241 @@
+"""Cluster probes: read through the Kubernetes API (harness/cluster.py), target `cluster`.
+
+Each `read()` returns a Reading: `value` for `equals`, `text` (one line per
+object, stable order) for patterns and counts. An API that does not answer is
+a reading too ("API not answering: ..."), so a check keeps polling through
+an API server restart instead of failing the run.
+"""
+
+from __future__ import annotations
+
+from ..params import Param
+from .base import Probe, Reading
+
+TOOLBOX = "kubelab.local/toolbox:1"
+
+
+class ClusterProbe(Probe):
+    target = "cluster"
+    # Every poll is API requests to a control plane that, under TCG, has little CPU to
+    # spare: polled four times a second, the probes themselves kept it from settling.
+    poll_interval = 5.0
+
+    def command(self, ctx=None) -> str:
+        return self.api()
+
+    def api(self) -> str:
+        raise NotImplementedError
+
+    def observe(self, cluster, command: str) -> tuple[Reading, int | None]:
+        try:
+            return self.read(cluster), 0
+        except Exception as exc:  # noqa: BLE001 - timeouts, refused connections, API errors: all "not yet"
+            reason = getattr(exc, "reason", None) or type(exc).__name__
+            text = f"API not answering: {reason}: {str(exc).splitlines()[0][:200] if str(exc) else ''}"
+            return Reading(None, text), None
+
+    def read(self, cluster) -> Reading:
+        raise NotImplementedError
+
+
+def _ready(node) -> str:
+    for cond in node.status.conditions or []:
+        if cond.type == "Ready":
+            return cond.status
+    return "Unknown"
+
+
+class NodeReady(ClusterProbe):
+    """value: how many nodes are Ready (or, with `node`, that node's Ready status:
+    True, False, Unknown or absent); text: `<node> Ready=<status> <reason>: <message>` per node."""
+
+    kind = "node-ready"
+    ARGS = {"node": Param(str, required=False)}
+
+    def api(self) -> str:
+        return "GET /api/v1/nodes  # Ready condition"
+
+    def read(self, cluster) -> Reading:
+        nodes = sorted(cluster.nodes(), key=lambda n: n.metadata.name)
+        lines = []
+        for n in nodes:
+            cond = next((c for c in n.status.conditions or [] if c.type == "Ready"), None)
+            lines.append(f"{n.metadata.name} Ready={_ready(n)} {cond.reason if cond else ''}: "
+                         f"{cond.message if cond else ''}".rstrip())
+        text = "\n".join(lines)
+        if self.args["node"]:
+            found = next((n for n in nodes if n.metadata.name == self.args["node"]), None)
+            return Reading(_ready(found) if found else "absent", text)
+        return Reading(sum(1 for n in nodes if _ready(n) == "True"), text)
+
+
+class NodePodCidr(ClusterProbe):
+    """value: `<node>=<podCIDR>` per node, comma-separated; text: one line per node."""
+
+    kind = "node-podcidr"
+
+    def api(self) -> str:
+        return "GET /api/v1/nodes  # spec.podCIDR"
+
+    def read(self, cluster) -> Reading:
+        pairs = [f"{n.metadata.name}={n.spec.pod_cidr or ''}" for n in sorted(cluster.nodes(), key=lambda n: n.metadata.name)]
+        return Reading(",".join(pairs), "\n".join(pairs))
+
+
+def _state(status) -> str:
+    if status is None or status.state is None:
+        return "none"
+    if status.state.waiting:
+        return f"Waiting({status.state.waiting.reason})"
+    if status.state.terminated:
+        return f"Terminated({status.state.terminated.reason}, exit {status.state.terminated.exit_code})"
+    return "Running"
+
+
+class Pods(ClusterProbe):
+    """value: the chosen `field` of each matching pod, comma-separated (phase, ready,
+    restarts, state, node); text: `<pod> node=<n> phase=<p> ready=<r> restarts=<k>
+    state=<s> owner=<kind>` per pod."""
+
+    kind = "pods"
+    ARGS = {"namespace": Param(str), "selector": Param(str, required=False, default=""),
+            "field": Param(str, required=False, default="phase",
+                           choices=("phase", "ready", "restarts", "state", "node", "count"))}
+
+    def api(self) -> str:
+        sel = f"?labelSelector={self.args['selector']}" if self.args["selector"] else ""
+        return f"GET /api/v1/namespaces/{self.args['namespace']}/pods{sel}"
+
+    def read(self, cluster) -> Reading:
+        pods = sorted(cluster.pods(self.args["namespace"], self.args["selector"]), key=lambda p: p.metadata.name)
+        rows = []
+        for p in pods:
+            statuses = p.status.container_statuses or []
+            ready = all(s.ready for s in statuses) and bool(statuses)
+            restarts = sum(s.restart_count for s in statuses)
+            state = ",".join(_state(s) for s in statuses) or "none"
+            owner = (p.metadata.owner_references or [None])[0]
+            rows.append({"name": p.metadata.name, "node": p.spec.node_name or "", "phase": p.status.phase,
+                         "ready": str(ready).lower(), "restarts": str(restarts), "state": state,
+                         "owner": owner.kind if owner else "none"})
+        text = "\n".join(f"{r['name']} node={r['node']} phase={r['phase']} ready={r['ready']} "
+                         f"restarts={r['restarts']} state={r['state']} owner={r['owner']}" for r in rows)
+        field = self.args["field"]
+        if field == "count":
+            return Reading(len(rows), text)
+        return Reading(",".join(r[field] for r in rows), text)
+
+
+class PodLogs(ClusterProbe):
+    """text: the last 200 log lines of the first matching pod's container (of its
+    previous instance with `previous: true`); value: the number of lines."""
+
+    kind = "pod-logs"
+    ARGS = {"namespace": Param(str), "selector": Param(str), "container": Param(str, required=False),
+            "previous": Param(bool, required=False, default=False)}
+
+    def api(self) -> str:
+        prev = "&previous=true" if self.args["previous"] else ""
+        return (f"GET /api/v1/namespaces/{self.args['namespace']}/pods/<first of {self.args['selector']}>/log"
+                f"?container={self.args['container'] or ''}{prev}")
+
+    def read(self, cluster) -> Reading:
+        pods = sorted(cluster.pods(self.args["namespace"], self.args["selector"]), key=lambda p: p.metadata.name)
+        if not pods:
+            return Reading(0, f"no pod matches {self.args['selector']}")
+        from kubernetes.client.exceptions import ApiException
+
+        try:
+            text = cluster.logs(self.args["namespace"], pods[0].metadata.name, self.args["container"],
+                                self.args["previous"])
+        except ApiException as exc:  # e.g. "previous terminated container not found" while it first runs
+            return Reading(0, f"{pods[0].metadata.name}: no logs yet ({exc.status}: {exc.reason})")
+        return Reading(len(text.splitlines()), text)
+
+
+class Events(ClusterProbe):
+    """text: `<reason> <kind>/<name>: <message>` per event, oldest first; value: how many."""
+
+    kind = "events"
+    ARGS = {"namespace": Param(str), "reason": Param(str, required=False)}
+
+    def api(self) -> str:
+        return f"GET /api/v1/namespaces/{self.args['namespace']}/events"
+
+    def read(self, cluster) -> Reading:
+        events = [e for e in cluster.events(self.args["namespace"])
+                  if not self.args["reason"] or e.reason == self.args["reason"]]
+        events.sort(key=lambda e: (e.last_timestamp or e.event_time or e.metadata.creation_timestamp).isoformat())
+        lines = [f"{e.reason} {e.involved_object.kind}/{e.involved_object.name}: {e.message}" for e in events]
+        return Reading(len(lines), "\n".join(lines))
+
+
+class Dns(ClusterProbe):
+    """DNS from inside a pod: `nslookup <name>` in kubelab's toolbox pod (created on
+    first use). value: "answered" or "no answer"; text: nslookup's output."""
+
+    kind = "dns"
+    poll_interval = 10.0  # an exec: a new connection and stream each time
+    ARGS = {"name": Param(str, required=False, default="kubernetes.default.svc.cluster.local")}
+
+    def api(self) -> str:
+        return f"POST /api/v1/namespaces/default/pods/kubelab-probe/exec  # nslookup {self.args['name']}"
+
+    def read(self, cluster) -> Reading:
+        from ..cluster import NAMESPACE, PROBE_POD
+
+        cluster.ensure_probe_pod(TOOLBOX)
+        pod = next(iter(cluster.pods(NAMESPACE, f"app={PROBE_POD}")), None)
+        if pod is None or pod.status.phase != "Running":
+            return Reading("no answer", f"probe pod not running yet (phase {pod.status.phase if pod else 'absent'})")
+        out = cluster.exec(NAMESPACE, PROBE_POD, ["nslookup", "-timeout=5", self.args["name"]])
+        answered = "Address" in out.split("Name:", 1)[-1] if "Name:" in out else False
+        return Reading("answered" if answered else "no answer", out)
+
+
+class ServiceReachesPods(ClusterProbe):
+    """The S9 proof: a 2-replica Deployment spread over the nodes behind a Service; the
+    toolbox pod requests the Service `requests` times. value: how many distinct pods
+    answered; text: which pod answered how often, and where each pod runs. With
+    `tolerate_control_plane: false` the Deployment is a plain one (kubelab-app), which
+    the control-plane taint keeps off a control-plane node."""
+
+    kind = "service-reaches-pods"
+    poll_interval = 10.0
+    ARGS = {"requests": Param(int, required=False, default=20),
+            "tolerate_control_plane": Param(bool, required=False, default=True)}
+
+    @property
+    def web(self) -> str:
+        from ..cluster import PLAIN, WEB
+
+        return WEB if self.args["tolerate_control_plane"] else PLAIN
+
+    def api(self) -> str:
+        return f"POST /api/v1/namespaces/default/pods/kubelab-probe/exec  # {self.args['requests']} x wget http://{self.web}"
+
+    def read(self, cluster) -> Reading:
+        from ..cluster import NAMESPACE, PROBE_POD
+
+        name = self.web
+        cluster.ensure_probe_pod(TOOLBOX)
+        cluster.ensure_web(TOOLBOX, name)
+        web = [p for p in cluster.pods(NAMESPACE, f"app={name}") if p.status.phase == "Running"]
+        probe = next(iter(cluster.pods(NAMESPACE, f"app={PROBE_POD}")), None)
+        where = ", ".join(f"{p.metadata.name} on {p.spec.node_name}" for p in sorted(web, key=lambda p: p.metadata.name))
+        if len(web) < 2 or probe is None or probe.status.phase != "Running":
+            return Reading(0, f"not ready: {len(web)} web pod(s) running ({where or 'none'}); probe pod "
+                              f"{probe.status.phase if probe else 'absent'}")
+        loop = (f"for i in $(seq {self.args['requests']}); do wget -qO- -T 3 http://{name}.{NAMESPACE}.svc.cluster.local/ "
+                "|| echo FAILED; done")
+        out = cluster.exec(NAMESPACE, PROBE_POD, ["sh", "-c", loop], timeout=120)
+        answers = [l.strip() for l in out.splitlines() if l.strip()]
+        names = {p.metadata.name for p in web}
+        counts = {n: answers.count(n) for n in sorted(names)}
+        failed = len(answers) - sum(counts.values())
+        text = (f"web pods: {where}\n" + "\n".join(f"{n} answered {k} of {len(answers)}" for n, k in counts.items())
+                + (f"\n{failed} request(s) failed" if failed else ""))
+        return Reading(sum(1 for k in counts.values() if k), text)
+
+
+CLUSTER_PROBES = (NodeReady, NodePodCidr, Pods, PodLogs, Events, Dns, ServiceReachesPods)

@@ -1,0 +1,1 @@
+"""Install tracks: how Kubernetes gets onto a lab's machines, as plan steps."""

@@ -1,0 +1,205 @@
+"""The kubeadm install track, as plan steps (phase `install`).
+
+    every machine   containerd's config for its containerd version, the host
+                    preparation the scenario leaves to the track, a route for
+                    the Service network, the kubelet's resolver file
+    [faults armed before-init]
+    control plane   kubeadm config -> `kubeadm init` (output kept verbatim; the
+                    join hash is read from it) -> kubectl config -> admin.conf
+    workers         join config -> `kubeadm join`
+    [faults armed before-cni]
+    control plane   flannel's manifest (provisioners/flannel.py) -> kubectl apply
+
+A scenario whose fault stops `kubeadm init` (ip_forward, swap) ends the track at
+init, expected to fail; its recovery reinstalls: `kubeadm reset`, init, joins, CNI.
+
+Values only known while running (the CA hash kubeadm prints) are written
+@@name@@ in a step and captured from an earlier step's output by the engine;
+dry-run shows them as they are.
+"""
+
+from __future__ import annotations
+
+import secrets
+import shlex
+import string
+from dataclasses import dataclass
+
+from ..model import InstallDef
+from ..node import containerd_config
+from . import flannel
+from .kubeadm_config import PATCHES_DIR, TCG_GO_ENV, TCG_TIMEOUTS, ClusterSpec, init_config, join_config, tcg_patches
+
+CONFIG = "/root/kubeadm-config.yaml"
+JOIN_CONFIG = "/root/kubeadm-join.yaml"
+FLANNEL_MANIFEST = "/root/kube-flannel.yml"
+RESOLV = "/etc/kubernetes/kubelab-resolv.conf"
+ADMIN_CONF = "/etc/kubernetes/admin.conf"
+KUBECTL = f"kubectl --kubeconfig {ADMIN_CONF}"
+INIT_TIMEOUT = 1800.0
+JOIN_TIMEOUT = 1200.0
+CA_HASH_RE = r"--discovery-token-ca-cert-hash (sha256:[0-9a-f]{64})"
+INIT_LOG = "/root/kubeadm-init.log"  # kept in the guest too, as a learner's `| tee` would, for checks to read
+JOIN_LOG = "/root/kubeadm-join.log"
+
+
+def teed(command: str, log: str) -> str:
+    """Run through `tee` into the guest, keeping the command's own exit code, also in LOG.exit
+    (where an expectation of a failing init reads it)."""
+    return f"set -o pipefail; {command} 2>&1 | tee {log}; rc=$?; echo $rc > {log}.exit; exit $rc"
+
+
+@dataclass(frozen=True)
+class InstallContext:
+    roles: dict[str, str]  # machine -> role, in lab order
+    ips: dict[str, str]  # machine -> address ("<ip of X>" in a dry-run before the lab exists)
+    facts: dict[str, dict]  # machine -> facts (containerd version)
+    gateway: str  # the lab network's host address: the kubelet's (unreachable) resolver
+    pause_image: str
+    flannel_image: str
+    flannel_cni_image: str
+    token: str
+
+    @property
+    def control_plane(self) -> str:
+        return next(m for m, r in self.roles.items() if r == "control-plane")
+
+    @property
+    def workers(self) -> list[str]:
+        return [m for m, r in self.roles.items() if r == "worker"]
+
+
+def new_token() -> str:
+    """A bootstrap token in kubeadm's format ([a-z0-9]{6}.[a-z0-9]{16})."""
+    alphabet = string.ascii_lowercase + string.digits
+    pick = lambda n: "".join(secrets.choice(alphabet) for _ in range(n))  # noqa: E731
+    return f"{pick(6)}.{pick(16)}"
+
+
+def write_command(path: str) -> str:
+    """What writing a file sends: the content goes on stdin (SshRemote.put does the same)."""
+    q = shlex.quote(path)
+    return (f"mkdir -p {shlex.quote(path.rsplit('/', 1)[0] or '/')} && cat > {q}.kubelab-tmp && "
+            f"chmod 644 {q}.kubelab-tmp && mv {q}.kubelab-tmp {q}")
+
+
+# The guests' one NIC: images boot with net.ifnames=0 (harness/images/build.py).
+LAB_NIC = "eth0"
+
+# Lab guests have no default route. A node's own connection to a cluster IP (flannel
+# and kube-proxy reach the API at 10.96.0.1) is routed before kube-proxy's DNAT
+# rewrites it, so without a route it fails at once: "Network is unreachable"
+# (measured: flannel crash-looped on `dial tcp 10.96.0.1:443`). A link route for
+# the Service range gives that first lookup an answer; kube-proxy's rules send the
+# packet on to a real endpoint. Persisted as a systemd-networkd drop-in.
+SERVICE_ROUTE_DROPIN = "/etc/systemd/network/20-dhcp.network.d/kubelab-service-route.conf"
+
+
+def service_route_commands(service_cidr: str) -> list[str]:
+    return [f"ip route replace {service_cidr} dev {LAB_NIC}",
+            f"mkdir -p {SERVICE_ROUTE_DROPIN.rsplit('/', 1)[0]} && "
+            f"printf '[Route]\\nDestination={service_cidr}\\nScope=link\\n' > {SERVICE_ROUTE_DROPIN}"]
+
+
+def cluster_spec(install: InstallDef) -> ClusterSpec:
+    timeouts = dict(TCG_TIMEOUTS)
+    if install.kubelet_health_check:
+        timeouts["kubeletHealthCheck"] = install.kubelet_health_check
+    return ClusterSpec(kubernetes=f"v{install.kubernetes}" if install.kubernetes_version_in_config else "",
+                       pod_cidr=install.pod_cidr, service_cidr=install.service_cidr,
+                       extra_kubelet={"resolvConf": RESOLV}, timeouts=timeouts)
+
+
+def prepare_commands(install: InstallDef) -> list[str]:
+    """The host preparation a course teaches, as far as the scenario leaves it to the track."""
+    out = []
+    if "br_netfilter" in install.prepare:
+        out += ["modprobe br_netfilter && printf 'overlay\\nbr_netfilter\\n' > /etc/modules-load.d/k8s.conf",
+                "sysctl -w net.bridge.bridge-nf-call-iptables=1 net.bridge.bridge-nf-call-ip6tables=1"]
+    if "ip_forward" in install.prepare:
+        out.append("sysctl -w net.ipv4.ip_forward=1")
+    if install.prepare:
+        lines = {"ip_forward": ["net.ipv4.ip_forward = 1"],
+                 "br_netfilter": ["net.bridge.bridge-nf-call-iptables = 1", "net.bridge.bridge-nf-call-ip6tables = 1"]}
+        text = "\\n".join(line for item in install.prepare for line in lines[item])
+        out.append(f"printf '{text}\\n' > /etc/sysctl.d/99-kubernetes.conf")
+    return out
+
+
+def steps(install: InstallDef, ctx: InstallContext, make_step, fault_steps, init_may_fail: bool = False) -> list:
+    """`make_step(machine, action, name, command, **kw)` builds a plan Step of phase install;
+    `fault_steps(phase)` gives the steps of the faults armed at that point. With
+    `init_may_fail` (a fault meant to stop init) the track ends at `kubeadm init`,
+    whatever its exit code; the recovery's `reinstall_steps` take it from there."""
+    spec = cluster_spec(install)
+    cp = ctx.control_plane
+    out = []
+    for m in ctx.roles:
+        version = ctx.facts.get(m, {}).get("containerd", "1")
+        toml = containerd_config.config_toml(version, sandbox_image=ctx.pause_image, systemd_cgroup=True)
+        out.append(make_step(m, "write", "containerd config", write_command(containerd_config.CONFIG), content=toml,
+                             note=f"containerd {containerd_config.major(version)}.x config: SystemdCgroup = true, "
+                                  f"sandbox {ctx.pause_image}"))
+        for unit in ("containerd", "kubelet"):
+            env = " ".join(f"{k}={v}" for k, v in TCG_GO_ENV.items())
+            out.append(make_step(m, "write", f"{unit} Go runtime settings",
+                                 write_command(f"/etc/systemd/system/{unit}.service.d/20-kubelab-tcg.conf"),
+                                 content=f"[Service]\nEnvironment={env}\n"))
+        out.append(make_step(m, "run", "restart containerd", "systemctl daemon-reload && ""systemctl restart containerd && systemctl is-active containerd"))
+        out += [make_step(m, "run", "host preparation", c) for c in prepare_commands(install)]
+        out += [make_step(m, "run", "route to the Service network", c,
+                          note="no default route: a cluster IP needs a route before kube-proxy's DNAT")
+                for c in service_route_commands(install.service_cidr)]
+        out.append(make_step(m, "write", "kubelet resolver", write_command(RESOLV), content=f"nameserver {ctx.gateway}\n",
+                             note="the lab's host address: pods with dnsPolicy Default need a nameserver line; "
+                                  "nothing answers there, which keeps the lab off the outside"))
+    out += fault_steps("before-init")
+    for name, text in tcg_patches().items():
+        out.append(make_step(cp, "write", "kubeadm patch", write_command(f"{PATCHES_DIR}/{name}"), content=text,
+                             note=f"static pod probes under TCG: {name}"))
+    out.append(make_step(cp, "write", "kubeadm config", write_command(CONFIG),
+                         content=init_config(spec, cp, ctx.ips[cp], ctx.token),
+                         note="v1beta4: advertise address and node-ip explicit, longer timeouts for TCG"))
+    if init_may_fail:
+        return out + [_init(make_step, cp, may_fail=True)]
+    return out + [_init(make_step, cp)] + _cluster_steps(install, ctx, make_step, fault_steps)
+
+
+def reinstall_steps(install: InstallDef, ctx: InstallContext, make_step) -> list:
+    """After init failed as expected and the fault was fixed: `kubeadm reset`, then init,
+    the joins and the CNI, as a learner would run them again."""
+    cp = ctx.control_plane
+    return ([make_step(cp, "run", "kubeadm reset", "kubeadm reset -f", timeout=300,
+                       note="undo the failed init (certificates, manifests, etcd data)"),
+             _init(make_step, cp)]
+            + _cluster_steps(install, ctx, make_step, lambda when: []))
+
+
+def _init(make_step, cp: str, may_fail: bool = False):
+    if may_fail:  # nothing is read from it: the join never follows a failed init
+        return make_step(cp, "run", "kubeadm init", teed(f"kubeadm init --config {CONFIG}", INIT_LOG),
+                         timeout=INIT_TIMEOUT, may_fail=True,
+                         note="expected to fail: the expectations read its output and exit code")
+    return make_step(cp, "run", "kubeadm init", teed(f"kubeadm init --config {CONFIG}", INIT_LOG), timeout=INIT_TIMEOUT,
+                     capture={"ca_hash": CA_HASH_RE})
+
+
+def _cluster_steps(install: InstallDef, ctx: InstallContext, make_step, fault_steps) -> list:
+    """After a successful init: kubectl's config, admin.conf, the joins, the CNI."""
+    spec = cluster_spec(install)
+    cp = ctx.control_plane
+    out = [make_step(cp, "run", "kubectl config", "mkdir -p $HOME/.kube && cp /etc/kubernetes/admin.conf $HOME/.kube/config"),
+           make_step(cp, "fetch", "admin.conf", f"cat {ADMIN_CONF}", note="kept private in the run folder, for the cluster probes")]
+    for w in ctx.workers:
+        out.append(make_step(w, "write", "kubeadm join config", write_command(JOIN_CONFIG),
+                             content=join_config(spec, w, ctx.ips[w], f"{ctx.ips[cp]}:6443", ctx.token, "@@ca_hash@@"),
+                             note="the CA hash as kubeadm init printed it"))
+        out.append(make_step(w, "run", "kubeadm join", teed(f"kubeadm join --config {JOIN_CONFIG}", JOIN_LOG),
+                             timeout=JOIN_TIMEOUT))
+    out += fault_steps("before-cni")
+    if install.cni == "flannel":
+        out.append(make_step(cp, "write", "flannel manifest", write_command(FLANNEL_MANIFEST),
+                             content=flannel.manifest(install.pod_cidr, ctx.flannel_image, ctx.flannel_cni_image, LAB_NIC),
+                             note=f"flannel's objects, Network {install.pod_cidr}; --iface={LAB_NIC}: no default route"))
+        out.append(make_step(cp, "run", "apply flannel", f"{KUBECTL} apply -f {FLANNEL_MANIFEST}", timeout=600))
+    return out

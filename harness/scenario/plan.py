@@ -1,0 +1,179 @@
+"""The one sequencer: (scenario, machine facts, mode) -> the ordered steps of a run.
+
+The engine executes exactly this list and `--dry-run` prints it, so what runs
+is what dry-run shows; the phase order lives here and nowhere else. Lab up
+and the facts command (prepare) come before the plan, because the plan
+depends on the facts (a fault's commands and a check's version gate follow
+the containerd version in the guest); teardown comes after it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from ..faults import make as make_fault
+from ..model import CLUSTER, PHASES, ROLE_SELECTORS, Check, Scenario
+from ..probes import make as make_probe
+from .checks import applies
+
+BOOT_ID = "cat /proc/sys/kernel/random/boot_id"
+REBOOT_TIMEOUT = 240.0
+
+
+@dataclass(frozen=True)
+class Step:
+    phase: str
+    machine: str
+    action: str  # run | write | fetch | check | reboot | evidence | not-applicable
+    name: str
+    command: str = ""  # run, write, fetch and evidence: the command; check: the probe's command
+    check: Check | None = None
+    kind: str = ""  # for checks: armed | expect | observe | verify
+    timeout: float = 120.0
+    note: str = ""
+    content: str = ""  # write: what goes on the command's stdin
+    capture: tuple[tuple[str, str], ...] = ()  # (name, regex): values read from this step's output
+    may_fail: bool = False  # a non-zero exit is recorded, not a harness failure (an init the fault stops)
+
+    def commands(self) -> list[str]:
+        """What the machine receives, in order (a check repeats its one command while it polls)."""
+        if self.action == "reboot":
+            return [BOOT_ID, "systemctl reboot", BOOT_ID]
+        if self.action == "not-applicable":
+            return []
+        return [self.command]
+
+    def line(self) -> str:
+        if self.action == "not-applicable":
+            return f"[{self.phase}] {self.machine}: (skipped: {self.note})"
+        if self.action == "reboot":
+            return f"[{self.phase}] {self.machine}: systemctl reboot    # {self.name}: then wait for a new boot id"
+        parts = [self.note or (self.name if self.action == "write" else "")]
+        if self.may_fail:
+            parts.append("may fail")
+        if self.action == "write":
+            parts.append(f"{len(self.content.splitlines())} lines on stdin")
+        if self.capture:
+            parts.append("reads " + ", ".join(f"@@{n}@@" for n, _ in self.capture) + " from its output")
+        note = "; ".join(p for p in parts if p)
+        return f"[{self.phase}] {self.machine}: {self.command}" + (f"    # {note}" if note else "")
+
+
+def targets(selector: str, roles: dict[str, str]) -> list[str]:
+    """The machines a selector names, in lab order; `cluster` names the cluster itself."""
+    if selector == "@all":
+        return list(roles)
+    if selector == CLUSTER:
+        return [CLUSTER]
+    if selector in ROLE_SELECTORS:
+        return [m for m, role in roles.items() if role == ROLE_SELECTORS[selector]]
+    return [selector[1:] if selector.startswith("@") else selector]
+
+
+def faults_of(scenario: Scenario, roles: dict[str, str], facts: dict[str, dict]) -> list[tuple[str, object, str]]:
+    """(machine, fault, fault phase) for every fault on every machine it targets."""
+    return [(m, make_fault(f.kind, f.params, facts.get(m, {})), f.phase)
+            for f in scenario.faults for m in targets(f.target, roles)]
+
+
+def _check_steps(phase: str, kind: str, checks, machines: list[str], facts: dict[str, dict],
+                 facts_known: bool, at: str = "") -> list[Step]:
+    out = []
+    for c in (c for c in checks if c.at == at):
+        probe = make_probe(c.probe.kind, c.probe.args)
+        for m in targets(c.target, machines):
+            gate = ", ".join(f"{k} {v}" for k, v in c.versions.items())
+            if facts_known and not applies(c, facts.get(m, {})):
+                out.append(Step(phase, m, "not-applicable", c.name, check=c, kind=kind,
+                                note=f"{c.name} applies to {gate}"))
+                continue
+            note = f"{c.name}: {c.expected() or 'record the value'}"
+            if c.versions and not facts_known:
+                note += f" when {gate}"
+            if c.within:
+                note += f", within {c.within:g}s"
+            out.append(Step(phase, m, "check", c.name, probe.command(), c, kind, note=note))
+    return out
+
+
+def _fault_steps(faults, phase: str, when: str, inject_phase: str | None = None) -> list[Step]:
+    """Inject each fault armed `when`, then prove it took (armed checks, named after their fault)."""
+    chosen = [(m, f) for m, f, w in faults if w == when]
+    out = [Step(inject_phase or phase, m, "run", f"{f.kind}: inject", cmd, note=f.kind)
+           for m, f in chosen for cmd in f.inject()]
+    out += [Step(phase, m, "check", f.kind, make_probe(c.probe.kind, c.probe.args).command(), c, "armed",
+                 note=f"{c.name}: {c.expected()}") for m, f in chosen for c in f.armed_checks()]
+    return out
+
+
+def _track_step(phase: str):
+    """The Step maker an install track builds its steps with, in `phase`."""
+    def make(machine, action, name, command, **kw):
+        capture = tuple(kw.pop("capture", {}).items())
+        return Step(phase, machine, action, name, command, capture=capture, **kw)
+    return make
+
+
+def plan(scenario: Scenario, roles: dict[str, str], facts: dict[str, dict], control: bool = False,
+         facts_known: bool = True, install=None) -> list[Step]:
+    """Every step from arm to collect, in run order. `facts_known` False (dry-run before
+    the image exists) shows version-gated checks with their condition instead of deciding.
+    `install`: the track's InstallContext (addresses, images, token) when it has one."""
+    machines = roles  # selectors resolve against names and roles
+    facts = {**facts, CLUSTER: facts.get(next((m for m, r in roles.items() if r == "control-plane"), ""), {})}
+    faults = faults_of(scenario, roles, facts)
+    armed = [] if control else faults
+    steps: list[Step] = _fault_steps(armed, "armed-check", "before-install", inject_phase="arm")
+    if scenario.install.track == "kubeadm":
+        from ..provisioners import kubeadm
+
+        def at_point(when):
+            out = _fault_steps(armed, "install", when)
+            if not control:
+                out += _check_steps("install", "expect", scenario.expect, machines, facts, facts_known, at=when)
+            return out + _check_steps("install", "observe", scenario.observe, machines, facts, facts_known, at=when)
+
+        steps += kubeadm.steps(scenario.install, install, _track_step("install"), at_point,
+                               init_may_fail=scenario.install.init_fails and not control)
+    if not control:
+        steps += _check_steps("expect", "expect", scenario.expect, machines, facts, facts_known)
+    steps += _check_steps("expect", "observe", scenario.observe, machines, facts, facts_known)
+    for s in scenario.recover:
+        for m in targets(s.target, machines):
+            if s.action == "run":
+                steps.append(Step("recover", m, "run", s.name, s.run, timeout=s.timeout, note=s.name))
+            elif s.action == "reboot":
+                steps.append(Step("recover", m, "reboot", s.name, timeout=max(s.timeout, REBOOT_TIMEOUT)))
+            elif s.action == "reinstall":
+                continue  # once for the cluster, below
+            else:
+                # in a control run the faults were never injected, yet their recovery is the
+                # host preparation the healthy checks expect, so it runs all the same
+                steps += [Step("recover", m, "run", f"{fault.kind}: recover", cmd, timeout=s.timeout,
+                               note=f"{s.name}: {fault.kind}")
+                          for fm, fault, _ in faults if fm == m for cmd in fault.recover()]
+        if s.action == "reinstall" and not control:  # a control run's install went through
+            from ..provisioners import kubeadm
+
+            steps += kubeadm.reinstall_steps(scenario.install, install, _track_step("recover"))
+    rebooted: list[str] = []
+    for c in scenario.verify:
+        if c.after_reboot:
+            for m in targets(c.target, machines):
+                if m not in rebooted:
+                    steps.append(Step("verify", m, "reboot", "reboot before check", timeout=REBOOT_TIMEOUT))
+                    rebooted.append(m)
+    steps += _check_steps("verify", "verify", scenario.verify, machines, facts, facts_known)
+    for m, fault, _ in faults:  # each fault's own proof that the healthy state holds
+        for c in fault.persistence_checks():
+            named = replace(c, name=f"{fault.kind}: {c.name}")
+            steps.append(Step("verify", m, "check", named.name, make_probe(c.probe.kind, c.probe.args).command(),
+                              named, "verify", note=f"{named.name}: {c.expected()}"))
+    steps += _check_steps("verify", "observe", scenario.observe, machines, facts, facts_known)
+    for ev in scenario.evidence:
+        for m in targets(ev.target, machines):
+            steps.append(Step("collect", m, "evidence", f"{ev.kind} {ev.what}", ev.command, timeout=60,
+                              note=f"evidence: {ev.kind}"))
+    order = [PHASES.index(s.phase) for s in steps]
+    assert order == sorted(order), "steps out of phase order"
+    return steps

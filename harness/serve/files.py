@@ -1,0 +1,52 @@
+"""The lab's file server: the kit's binaries over plain HTTP, for installers that
+download them (the kubespray track). Python's own http.server, read-only, on the
+lab network's host address only.
+
+The tree mimics the upstream download layout, so an installer needs only a
+different base URL:
+
+    release/v1.36.3/bin/linux/amd64/{kubeadm,kubelet,kubectl}
+    cni-plugins/v1.9.1/{bridge,host-local,...}
+    cri-tools/v1.36.0/crictl
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from .. import paths
+from . import process
+
+PORT = 8080
+
+
+def tree_dir(kubernetes_tag: str) -> Path:
+    return paths.artifacts_dir() / "files" / kubernetes_tag
+
+
+def write_tree(kubernetes_tag: str, links: dict[str, Path]) -> Path:
+    """Symlinks `relative path -> store file`; the old tree is replaced."""
+    root = tree_dir(kubernetes_tag)
+    staging = root.with_name(f".{root.name}.new")
+    if staging.exists():
+        _remove(staging)
+    for rel, target in sorted(links.items()):
+        link = staging / rel
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(target)
+    if root.exists():
+        _remove(root)
+    staging.rename(root)
+    return root
+
+
+def _remove(root: Path) -> None:
+    for p in sorted(root.rglob("*"), key=lambda p: len(p.parts), reverse=True):
+        p.unlink() if p.is_symlink() or p.is_file() else p.rmdir()
+    root.rmdir()
+
+
+def start(root: Path, host: str, port: int, workdir: Path) -> process.Daemon:
+    argv = [sys.executable, "-m", "http.server", "--bind", host, "--directory", str(root), str(port)]
+    return process.start("file server", argv, workdir / "files.log", f"http://{host}:{port}/")

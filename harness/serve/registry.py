@@ -1,0 +1,126 @@
+"""The lab's image registry: Debian's docker-registry (CNCF distribution 2.8).
+
+The kit's images are pushed once, with skopeo, into a registry storage folder
+in the cache (`populate`), by a writable registry on loopback. Each lab then
+serves that folder read-only on its network's host address (`start`), and
+guests' containerd uses it as the mirror of registry.k8s.io and ghcr.io.
+Repositories keep their upstream host as a prefix (`registry.k8s.io/pause`),
+so refs read the same in the registry as in kubeadm's list.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import subprocess
+from pathlib import Path
+
+from .. import paths
+from ..errors import ArtifactError, HostError
+from ..fsutil import write_atomic, write_json
+from ..progress import Progress
+from . import process
+
+PORT = 5000
+BINARY = "docker-registry"
+POPULATED = "kubelab-populated.json"
+PUSH_FORMAT = 2  # bump when the way images are pushed changes (the storage is keyed by it)
+
+
+def binary() -> str:
+    found = shutil.which(BINARY)
+    if not found:
+        raise HostError(f"{BINARY} is not installed: apt-get install -y docker-registry")
+    return found
+
+
+def config_yaml(storage: Path, addr: str, readonly: bool) -> str:
+    """Filesystem storage, no auth. Upload purging is off: it runs even in read-only
+    mode and would delete a concurrent lab's nothing; read-only refuses every push
+    (distribution 2.8 registry/handlers/app.go)."""
+    return "\n".join([
+        "version: 0.1",
+        "log:",
+        "  level: info",
+        "  accesslog:",
+        "    disabled: false",
+        "storage:",
+        "  filesystem:",
+        f"    rootdirectory: {storage}",
+        "  maintenance:",
+        "    uploadpurging:",
+        "      enabled: false",
+        "    readonly:",
+        f"      enabled: {'true' if readonly else 'false'}",
+        "http:",
+        f"  addr: {addr}",
+        "",
+    ])
+
+
+def start(storage: Path, host: str, port: int, workdir: Path, readonly: bool = True) -> process.Daemon:
+    config = workdir / "registry.yml"
+    write_atomic(config, config_yaml(storage, f"{host}:{port}", readonly))
+    return process.start("registry", [binary(), "serve", str(config)], workdir / "registry.log",
+                         f"http://{host}:{port}/v2/")
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    s = socket.socket()
+    s.bind((host, 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def storage_dir(digest: str) -> Path:
+    return paths.artifacts_dir() / "registry" / digest[:24]
+
+
+def populated(storage: Path) -> dict | None:
+    try:
+        return json.loads((storage / POPULATED).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def populate(images: dict[str, Path], digest: str, progress: Progress) -> Path:
+    """Push every OCI layout (ref -> layout folder) into a registry storage keyed by `digest`."""
+    storage = storage_dir(digest)
+    if populated(storage):
+        return storage
+    shutil.rmtree(storage, ignore_errors=True)
+    storage.mkdir(parents=True)
+    workdir = storage.parent / f".push-{digest[:24]}"
+    workdir.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    daemon = start(storage / "data", "127.0.0.1", port, workdir, readonly=False)
+    pushed = {}
+    try:
+        for ref, layout in sorted(images.items()):
+            tag = ref.rpartition(":")[2]
+            dest = f"docker://127.0.0.1:{port}/{ref}"  # host kept as the first path part
+            with progress.step(f"push {ref}"):
+                # --preserve-digests: skopeo would otherwise gzip the layers on the way in, and
+                # the guests (TCG) would pay for gunzip on every pull; same digests as the kit's.
+                _skopeo(["copy", "--quiet", "--preserve-digests", "--dest-tls-verify=false",
+                         f"oci:{layout}:{tag}", dest], ref)
+                info = json.loads(_skopeo(["inspect", "--tls-verify=false", dest], ref))
+            pushed[ref] = info["Digest"]
+    except BaseException:
+        process.stop(daemon)
+        shutil.rmtree(storage, ignore_errors=True)
+        raise
+    finally:
+        process.stop(daemon)
+        shutil.rmtree(workdir, ignore_errors=True)
+    write_json(storage / POPULATED, {"digest": digest, "images": pushed})
+    return storage
+
+
+def _skopeo(args: list[str], what: str) -> str:
+    out = subprocess.run(["skopeo", *args], capture_output=True, text=True, timeout=600)
+    if out.returncode != 0:
+        raise ArtifactError(f"{what}: `skopeo {' '.join(args)}` exited {out.returncode}: {out.stderr.strip()[-600:]}")
+    return out.stdout

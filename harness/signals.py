@@ -1,0 +1,51 @@
+"""Stop signals become one KeyboardInterrupt, so every way of cancelling a run tears down.
+
+CI runners, `timeout` and systemd cancel with SIGTERM, a closed terminal sends
+SIGHUP, and a job started in the background by a non-interactive shell
+inherits SIGINT as *ignored*. Each of these would otherwise leave machines,
+networks and the lab's servers behind, and no report. `install()` makes
+SIGINT, SIGTERM and SIGHUP raise `Interrupted` (a KeyboardInterrupt, which
+lab and scenario code already answer by tearing down). A second signal while
+that teardown runs is reported and ignored: teardown is what stops leaks.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+class Interrupted(KeyboardInterrupt):
+    def __init__(self, signum: int):
+        self.signum = signum
+        super().__init__(signal.Signals(signum).name)
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signum
+
+
+_received: list[int] = []
+
+
+def _handler(signum, frame):
+    if _received:
+        sys.stderr.write(f"\nkubelab: {signal.Signals(signum).name} again: still cleaning up, please wait\n")
+        return
+    _received.append(signum)
+    raise Interrupted(signum)
+
+
+def install() -> None:
+    """Only the main thread may set handlers; elsewhere this is a no-op."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for signum in STOP_SIGNALS:
+        signal.signal(signum, _handler)
+
+
+def exit_code(exc: KeyboardInterrupt) -> int:
+    return exc.exit_code if isinstance(exc, Interrupted) else 130

@@ -1,0 +1,149 @@
+"""Cluster probes on API objects of the shapes the API server returns (the kubernetes
+client's own model classes), served by a stand-in for ClusterClient."""
+
+from datetime import datetime, timezone
+
+from kubernetes import client as k
+
+from harness.probes import make
+
+T0 = datetime(2026, 12, 1, 6, 0, tzinfo=timezone.utc)
+
+
+def node(name, ready, cidr="", reason="KubeletReady", message="kubelet is posting ready status"):
+    return k.V1Node(metadata=k.V1ObjectMeta(name=name), spec=k.V1NodeSpec(pod_cidr=cidr),
+                    status=k.V1NodeStatus(conditions=[k.V1NodeCondition(type="Ready", status=ready, reason=reason,
+                                                                        message=message)]))
+
+
+def pod(name, phase="Running", node_name="cp1", restarts=0, waiting=None, ready=True, owner="DaemonSet"):
+    state = k.V1ContainerState(waiting=k.V1ContainerStateWaiting(reason=waiting)) if waiting \
+        else k.V1ContainerState(running=k.V1ContainerStateRunning())
+    return k.V1Pod(
+        metadata=k.V1ObjectMeta(name=name, owner_references=[k.V1OwnerReference(
+            api_version="v1", kind=owner, name="o", uid="u")] if owner else None),
+        spec=k.V1PodSpec(node_name=node_name, containers=[]),
+        status=k.V1PodStatus(phase=phase, container_statuses=[k.V1ContainerStatus(
+            name="c", image="i", image_id="", ready=ready, restart_count=restarts, state=state)]))
+
+
+class FakeCluster:
+    def __init__(self, nodes=(), pods=(), logs="", events=(), exec_out=""):
+        self._nodes, self._pods, self._logs, self._events, self._exec = list(nodes), list(pods), logs, list(events), exec_out
+        self.execs = []
+
+    def nodes(self):
+        return self._nodes
+
+    def pods(self, namespace, selector=""):
+        return [p for p in self._pods if not selector or selector.split("=")[1] in p.metadata.name]
+
+    def logs(self, namespace, pod, container, previous, tail=200):
+        return self._logs
+
+    def events(self, namespace):
+        return self._events
+
+    def exec(self, namespace, pod, argv, timeout=30):
+        self.execs.append(argv)
+        return self._exec
+
+    def ensure_probe_pod(self, image):
+        pass
+
+    def ensure_web(self, image, name="kubelab-web"):
+        self.web = name
+
+
+def read(kind, cluster, **args):
+    reading, code = make(kind, args).observe(cluster, "")
+    return reading
+
+
+def test_node_ready_counts_and_names():
+    cluster = FakeCluster([node("w1", "False", reason="KubeletNotReady",
+                                message="container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized"),
+                           node("cp1", "True")])
+    r = read("node-ready", cluster)
+    assert r.value == 1
+    assert r.text.splitlines()[0] == "cp1 Ready=True KubeletReady: kubelet is posting ready status"
+    assert "w1 Ready=False KubeletNotReady: container runtime network not ready" in r.text
+    assert read("node-ready", cluster, node="w1").value == "False"
+    assert read("node-ready", cluster, node="gone").value == "absent"
+
+
+def test_node_podcidr():
+    r = read("node-podcidr", FakeCluster([node("w1", "True", "10.244.1.0/24"), node("cp1", "True", "10.244.0.0/24")]))
+    assert r.value == "cp1=10.244.0.0/24,w1=10.244.1.0/24"
+
+
+def test_pods_fields():
+    cluster = FakeCluster(pods=[pod("kube-flannel-ds-abcde", restarts=4, waiting="CrashLoopBackOff", ready=False),
+                                pod("coredns-1", phase="Pending", node_name=None, owner="ReplicaSet")])
+    assert read("pods", cluster, namespace="kube-system").value == "Pending,Running"
+    flannel = read("pods", cluster, namespace="kube-flannel", selector="app=flannel", field="restarts")
+    assert flannel.value == "4"
+    state = read("pods", cluster, namespace="kube-flannel", selector="app=flannel", field="state")
+    assert state.value == "Waiting(CrashLoopBackOff)"
+    assert "kube-flannel-ds-abcde node=cp1 phase=Running ready=false restarts=4 state=Waiting(CrashLoopBackOff) owner=DaemonSet" \
+        in state.text
+    assert read("pods", cluster, namespace="x", field="count").value == 2
+
+
+def test_pod_logs_of_the_previous_instance():
+    line = ("E1201 06:10:11.123456       1 main.go:232] Failed to check br_netfilter: stat "
+            "/proc/sys/net/bridge/bridge-nf-call-iptables: no such file or directory")
+    r = read("pod-logs", FakeCluster(pods=[pod("kube-flannel-ds-x")], logs=line + "\n"),
+             namespace="kube-flannel", selector="app=flannel", container="kube-flannel", previous=True)
+    assert r.value == 1 and "Failed to check br_netfilter" in r.text
+
+
+def test_events_oldest_first_and_filtered():
+    ev = lambda reason, name, msg, minute: k.CoreV1Event(  # noqa: E731
+        metadata=k.V1ObjectMeta(name=name), involved_object=k.V1ObjectReference(kind="Pod", name=name),
+        reason=reason, message=msg, last_timestamp=T0.replace(minute=minute))
+    cluster = FakeCluster(events=[ev("BackOff", "flannel", "Back-off restarting failed container", 5),
+                                  ev("SandboxChanged", "coredns", "Pod sandbox changed, it will be killed and re-created.", 1)])
+    r = read("events", cluster, namespace="kube-system")
+    assert r.value == 2 and r.text.splitlines()[0].startswith("SandboxChanged Pod/coredns:")
+    assert read("events", cluster, namespace="kube-system", reason="BackOff").value == 1
+
+
+def test_dns_from_the_probe_pod():
+    out = ("Server:\t\t10.96.0.10\nAddress:\t10.96.0.10:53\n\n"
+           "Name:\tkubernetes.default.svc.cluster.local\nAddress: 10.96.0.1\n")
+    cluster = FakeCluster(pods=[pod("kubelab-probe", owner=None)], exec_out=out)
+    r = read("dns", cluster)
+    assert r.value == "answered" and "10.96.0.1" in r.text
+    assert cluster.execs == [["nslookup", "-timeout=5", "kubernetes.default.svc.cluster.local"]]
+    timeout = ";; connection timed out; no servers could be reached\n"
+    assert read("dns", FakeCluster(pods=[pod("kubelab-probe")], exec_out=timeout)).value == "no answer"
+    assert read("dns", FakeCluster(pods=[pod("kubelab-probe", phase="Pending")])).value == "no answer"
+
+
+def test_service_reaches_both_pods():
+    web = [pod("kubelab-web-a", node_name="cp1"), pod("kubelab-web-b", node_name="w1")]
+    answers = "\n".join(["kubelab-web-a", "kubelab-web-b"] * 10)
+    cluster = FakeCluster(pods=web + [pod("kubelab-probe")], exec_out=answers)
+    r = read("service-reaches-pods", cluster)
+    assert r.value == 2
+    assert "web pods: kubelab-web-a on cp1, kubelab-web-b on w1" in r.text
+    assert "kubelab-web-a answered 10 of 20" in r.text
+    one_sided = FakeCluster(pods=web + [pod("kubelab-probe")], exec_out="kubelab-web-a\nFAILED\n" * 10)
+    r = read("service-reaches-pods", one_sided)
+    assert r.value == 1 and "10 request(s) failed" in r.text
+
+
+def test_an_api_that_does_not_answer_is_a_reading_not_an_error():
+    class Down(FakeCluster):
+        def nodes(self):
+            raise ConnectionRefusedError(111, "Connection refused")
+
+    reading, code = make("node-ready", {}).observe(Down(), "")
+    assert reading.value is None and code is None and reading.text.startswith("API not answering")
+
+
+def test_the_plain_workload_is_a_separate_deployment():
+    cluster = FakeCluster(pods=[pod("kubelab-probe")])
+    r = read("service-reaches-pods", cluster, tolerate_control_plane=False)
+    assert cluster.web == "kubelab-app" and r.value == 0 and r.text.startswith("not ready: 0 web pod(s)")

@@ -1,0 +1,261 @@
+"""The kubeadm track on scripted machines: what it sends, in order, equals what dry-run
+prints; captured values reach the join; the kubeadm config it writes is valid v1beta4."""
+
+import time
+
+import pytest
+import yaml
+
+from harness.probes.facts import COMMAND as FACTS_COMMAND
+from harness.remote.result import CommandResult
+from harness.scenario import dryrun
+from harness.scenario.engine import Engine, Options
+from harness.scenario.load import find, load
+from harness.scenario.plan import BOOT_ID
+from tests.unit.test_cluster_probes import FakeCluster, node, pod
+from tests.unit.test_dryrun import collapse
+from tests.unit.test_engine import SID_FACTS, FakeClock
+
+HASH = "sha256:" + "ab" * 32
+INIT_OUT = ("Your Kubernetes control-plane has initialized successfully!\n\n"
+            "kubeadm join 192.0.2.10:6443 --token abcdef.0123456789abcdef \\\n"
+            f"\t--discovery-token-ca-cert-hash {HASH} \n")
+KIT = {"kubernetes": "v1.36.3", "kubeadm_images": ["registry.k8s.io/pause:3.10.2"]}
+
+
+class Machine:
+    def __init__(self, name):
+        self.name, self.calls, self.stdin, self.boots = name, [], {}, 0
+
+    def run(self, command, timeout=60.0, check=False, stdin=None):
+        self.calls.append(command)
+        if stdin is not None:
+            self.stdin[command] = stdin.decode()
+        out = ""
+        if command == FACTS_COMMAND:
+            out = SID_FACTS[1]
+        elif "kubeadm init" in command:
+            out = INIT_OUT
+        elif command.startswith("cat /etc/kubernetes/admin.conf"):
+            out = "apiVersion: v1\nkind: Config\n"
+        elif command == BOOT_ID:
+            out = f"boot-{self.boots}\n"
+        return CommandResult(self.name, command, 0, out, "", time.time(), 0.001)
+
+    def close(self):
+        pass
+
+
+class TwoNodeLab:
+    name = "fake-k8s"
+    gateway = "192.0.2.1"
+
+    def __init__(self):
+        self.remotes = {"cp1": Machine("cp1"), "w1": Machine("w1")}
+
+    machines = property(lambda self: list(self.remotes))
+    remote = lambda self, m: self.remotes[m]  # noqa: E731
+    ip = lambda self, m: {"cp1": "192.0.2.10", "w1": "192.0.2.11"}[m]  # noqa: E731
+    role = lambda self, m: {"cp1": "control-plane", "w1": "worker"}[m]  # noqa: E731
+    collect_logs = lambda self, m, dest: []  # noqa: E731
+
+    def describe(self):
+        return {"name": self.name, "suite": "sid", "backend": "fake", "image": "none", "accel": "none"}
+
+    def down(self, progress):
+        pass
+
+
+class Labs:
+    def __init__(self, lab):
+        self.lab = lab
+
+    def up(self, *args):
+        return self.lab
+
+
+def healthy_cluster(kubeconfig):
+    web = [pod("kubelab-web-a"), pod("kubelab-web-b", node_name="w1")]
+    return FakeCluster(nodes=[node("cp1", "True", "10.244.0.0/24"), node("w1", "True", "10.244.1.0/24")],
+                       pods=web + [pod("kubelab-probe"), pod("kube-scheduler-cp1", owner="Node")],
+                       exec_out="kubelab-web-a\nkubelab-web-b\n")
+
+
+def run(control, tmp_path):
+    lab = TwoNodeLab()
+    clock = FakeClock()
+    result = Engine(load(find("kubeadm-baseline")), Options(runs_root=tmp_path / "runs", control=control),
+                    Labs(lab), clock=clock, sleep=clock.sleep, cluster_client=healthy_cluster, kit=KIT).run()
+    return result, lab
+
+
+def printed(lines, machine):
+    out = []
+    for line in lines:
+        if not line.startswith("["):
+            continue
+        target, _, command = line.split("] ", 1)[1].split("    #")[0].partition(": ")
+        if target == machine:
+            out += [BOOT_ID, command, BOOT_ID] if command == "systemctl reboot" else [command]
+    return collapse(out)
+
+
+@pytest.mark.parametrize("control", [False, True], ids=["fault", "control"])
+def test_each_machine_gets_exactly_what_dry_run_prints(control, tmp_path, monkeypatch):
+    result, lab = run(control, tmp_path)
+    facts = {"os": "x", "kernel": "x", "containerd": "2.1.9~ds1 2.1.9~ds1-1", "runc": "1.3.6", "systemd": "x",
+             "pid1": "systemd", "cgroupfs": "cgroup2fs"}
+    monkeypatch.setattr(dryrun, "image_facts", lambda suite: facts)
+    monkeypatch.setattr("harness.artifacts.kit.load_kit", lambda version: KIT)
+    lines = dryrun.plan_lines(load(find("kubeadm-baseline")), "sid", control=control)
+    for name, machine in lab.remotes.items():
+        assert collapse(machine.calls) == printed(lines, name), name
+
+
+def test_the_join_gets_the_hash_kubeadm_printed_and_the_config_is_v1beta4(tmp_path):
+    result, lab = run(False, tmp_path)
+    cp, w = lab.remotes["cp1"], lab.remotes["w1"]
+    init_cfg = next(v for k, v in cp.stdin.items() if "kubeadm-config.yaml" in k)
+    docs = list(yaml.safe_load_all(init_cfg))
+    assert [d["kind"] for d in docs] == ["InitConfiguration", "ClusterConfiguration", "KubeletConfiguration"]
+    assert docs[0]["localAPIEndpoint"]["advertiseAddress"] == "192.0.2.10"
+    assert {"name": "node-ip", "value": "192.0.2.10"} in docs[0]["nodeRegistration"]["kubeletExtraArgs"]
+    assert docs[1]["kubernetesVersion"] == "v1.36.3" and docs[1]["networking"]["podSubnet"] == "10.244.0.0/16"
+    join_cfg = yaml.safe_load(next(v for k, v in w.stdin.items() if "kubeadm-join.yaml" in k))
+    assert join_cfg["discovery"]["bootstrapToken"]["caCertHashes"] == [HASH]
+    assert join_cfg["discovery"]["bootstrapToken"]["apiServerEndpoint"] == "192.0.2.10:6443"
+    assert join_cfg["discovery"]["bootstrapToken"]["token"] == docs[0]["bootstrapTokens"][0]["token"]
+    containerd = next(v for k, v in cp.stdin.items() if "containerd/config.toml" in k)
+    assert "version = 3" in containerd and "SystemdCgroup = true" in containerd  # sid: containerd 2.x
+
+
+def test_admin_conf_stays_private(tmp_path):
+    result, _ = run(False, tmp_path)
+    private = result.directory / "private" / "cp1-admin.conf"
+    assert private.read_text().startswith("apiVersion: v1") and oct(private.stat().st_mode)[-3:] == "600"
+    for report in ("report.md", "report.html"):
+        assert "kind: Config" not in (result.directory / report).read_text()
+
+
+def test_flannel_gets_the_pod_cidr_and_the_lab_interface(tmp_path):
+    """No default route in the lab: flanneld is told its interface, and only that differs."""
+    _, lab = run(False, tmp_path)
+    docs = list(yaml.safe_load_all(next(v for k, v in lab.remotes["cp1"].stdin.items() if "flannel" in k)))
+    daemonset = next(d for d in docs if d and d["kind"] == "DaemonSet")
+    assert daemonset["spec"]["template"]["spec"]["containers"][0]["args"] == [
+        "--ip-masq", "--kube-subnet-mgr", "--iface=eth0"]
+    config = next(d for d in docs if d and d["kind"] == "ConfigMap")
+    assert '"Network": "10.244.0.0/16"' in config["data"]["net-conf.json"]
+
+
+PREFLIGHT_OUT = ("[preflight] Running pre-flight checks\n[preflight] Some fatal errors occurred:\n"
+                 "\t[ERROR FileContent--proc-sys-net-ipv4-ip_forward]: /proc/sys/net/ipv4/ip_forward contents are not set to 1\n"
+                 "[preflight] If you know what you are doing, you can make a check non-fatal with "
+                 "`--ignore-preflight-errors=...`\nerror: error execution phase preflight: preflight checks failed\n")
+
+
+class PreflightStops(Machine):
+    """cp1 of ip-forward-preflight: the first init stops at preflight, the one after the fix succeeds."""
+
+    def __init__(self, name):
+        super().__init__(name)
+        self.inits, self.forward = 0, "0"
+
+    def run(self, command, timeout=60.0, check=False, stdin=None):
+        if "kubeadm init" in command:
+            self.inits += 1
+            self.calls.append(command)
+            if self.inits == 1:
+                self.log, self.rc = PREFLIGHT_OUT, 1
+                return CommandResult(self.name, command, 1, PREFLIGHT_OUT, "", time.time(), 0.001)
+            self.log, self.rc = INIT_OUT, 0
+            return CommandResult(self.name, command, 0, INIT_OUT, "", time.time(), 0.001)
+        files = {"cat /root/kubeadm-init.log": lambda: self.log, "cat /root/kubeadm-init.log.exit": lambda: f"{self.rc}\n",
+                 "ls /etc/kubernetes/manifests 2>/dev/null | wc -l": lambda: "0\n" if self.inits < 2 else "4\n",
+                 "sysctl net.ipv4.ip_forward": lambda: f"net.ipv4.ip_forward = {self.forward}\n"}
+        if command in files:
+            self.calls.append(command)
+            return CommandResult(self.name, command, 0, files[command](), "", time.time(), 0.001)
+        if command.startswith("sysctl -p"):
+            self.forward = "1"
+        return super().run(command, timeout, check, stdin)
+
+
+class OneNodeLab(TwoNodeLab):
+    def __init__(self):
+        self.remotes = {"cp1": PreflightStops("cp1")}
+
+
+class OneNodeCluster(FakeCluster):
+    def exec(self, namespace, pod_name, argv, timeout=30):
+        self.execs.append(argv)
+        if "nslookup" in " ".join(argv):
+            return "Server: 10.96.0.10\n\nName: kubernetes.default.svc.cluster.local\nAddress: 10.96.0.1\n"
+        return "kubelab-web-a\nkubelab-web-b\n"
+
+
+def one_node_cluster(kubeconfig):
+    web = [pod("kubelab-web-a"), pod("kubelab-web-b")]
+    return OneNodeCluster(nodes=[node("cp1", "True", "10.244.0.0/24")], pods=web + [pod("kubelab-probe")])
+
+
+def test_an_init_the_fault_stops_is_an_expected_failure_then_the_reinstall_recovers(tmp_path, monkeypatch):
+    lab, clock = OneNodeLab(), FakeClock()
+    scenario = load(find("ip-forward-preflight"))
+    result = Engine(scenario, Options(runs_root=tmp_path / "runs"), Labs(lab), clock=clock, sleep=clock.sleep,
+                    cluster_client=one_node_cluster, kit=KIT).run()
+    assert result.exit_code == 0, result.reason
+    cp = lab.remotes["cp1"]
+    assert cp.inits == 2
+    reset = cp.calls.index("kubeadm reset -f")
+    assert [c for c in cp.calls if "kubeadm init" in c] and cp.calls.index(next(c for c in cp.calls if "kubeadm init" in c)) < reset
+    assert any(c.startswith("sysctl -p") for c in cp.calls[:reset])  # the fix comes before the reset
+    # and what ran is what dry-run prints
+    facts = {"os": "x", "kernel": "x", "containerd": "2.1.9~ds1 2.1.9~ds1-1", "runc": "1.3.6", "systemd": "x",
+             "pid1": "systemd", "cgroupfs": "cgroup2fs"}
+    monkeypatch.setattr(dryrun, "image_facts", lambda suite: facts)
+    monkeypatch.setattr("harness.artifacts.kit.load_kit", lambda version: KIT)
+    assert collapse(cp.calls) == printed(dryrun.plan_lines(scenario, "sid"), "cp1")
+
+
+def test_an_init_that_fails_unexpectedly_is_still_a_harness_failure(tmp_path):
+    class InitBreaks(Machine):
+        def run(self, command, timeout=60.0, check=False, stdin=None):
+            if "kubeadm init" in command:
+                self.calls.append(command)
+                return CommandResult(self.name, command, 1, "error: boom\n", "", time.time(), 0.001)
+            return super().run(command, timeout, check, stdin)
+
+    lab, clock = TwoNodeLab(), FakeClock()
+    lab.remotes["cp1"] = InitBreaks("cp1")
+    result = Engine(load(find("kubeadm-baseline")), Options(runs_root=tmp_path / "runs"), Labs(lab), clock=clock,
+                    sleep=clock.sleep, cluster_client=healthy_cluster, kit=KIT).run()
+    assert result.exit_code == 2 and "kubeadm init" in result.reason
+
+
+def test_tcg_runtime_settings_reach_every_go_component(tmp_path):
+    """Under TCG: Go runtime settings for containerd, the kubelet and the static pods, the
+    kubelet's housekeeping, etcd without fsync; all of it also in run.json."""
+    from harness.provisioners.kubeadm_config import TCG_GO_ENV
+
+    result, lab = run(False, tmp_path)
+    env_line = "Environment=" + " ".join(f"{k}={v}" for k, v in TCG_GO_ENV.items())
+    for machine in lab.remotes.values():
+        dropins = {k: v for k, v in machine.stdin.items() if "20-kubelab-tcg.conf" in k}
+        assert sorted(k.split("/etc/systemd/system/")[1].split(".service.d")[0] for k in dropins) == \
+            ["containerd", "kubelet"], machine.name
+        assert all(env_line in v for v in dropins.values())
+        restart = next(c for c in machine.calls if "systemctl restart containerd" in c)
+        assert machine.calls.index(restart) > max(machine.calls.index(k) for k in dropins)  # read by the restart
+    cp = lab.remotes["cp1"]
+    docs = list(yaml.safe_load_all(next(v for k, v in cp.stdin.items() if "kubeadm-config.yaml" in k)))
+    assert {"name": "housekeeping-interval", "value": "30s"} in docs[0]["nodeRegistration"]["kubeletExtraArgs"]
+    assert {"name": "unsafe-no-fsync", "value": "true"} in docs[1]["etcd"]["local"]["extraArgs"]
+    patches = {k.rsplit("/", 1)[1]: yaml.safe_load(v) for k, v in cp.stdin.items() if "kubelab-patches" in k}
+    assert sorted(patches) == ["etcd+strategic.yaml", "kube-apiserver+strategic.yaml",
+                               "kube-controller-manager+strategic.yaml", "kube-scheduler+strategic.yaml"]
+    for name, patch in patches.items():
+        env = {e["name"]: e["value"] for e in patch["spec"]["containers"][0]["env"]}
+        assert env == TCG_GO_ENV, name
+    recorded = __import__("json").loads((result.directory / "run.json").read_text())["install"]
+    assert recorded["go_runtime"] == TCG_GO_ENV and recorded["kubelet_args"] == {"housekeeping-interval": "30s"}

@@ -1,0 +1,156 @@
+"""libvirt backend robustness: a pool rescan during another lab's volume build, a kernel panic while booting."""
+
+import libvirt
+import pytest
+
+from harness.machines.libvirt import refresh_pool
+
+
+class _Error(libvirt.libvirtError):
+    def __init__(self, message):
+        Exception.__init__(self, message)
+        self._message = message
+
+    def get_error_message(self):
+        return self._message
+
+
+class _Pool:
+    def __init__(self, error=None):
+        self.error, self.refreshed = error, 0
+
+    def refresh(self, flags):
+        self.refreshed += 1
+        if self.error:
+            raise self.error
+
+
+def test_a_pool_busy_building_another_labs_volume_is_not_an_error():
+    # libvirt's wording, storage_driver.c (storagePoolRefresh), seen in CI while `lab.up` ran beside a probe
+    pool = _Pool(_Error("internal error: pool 'kubelab' has asynchronous jobs running."))
+    refresh_pool(pool)
+    assert pool.refreshed == 1
+
+
+def test_any_other_refresh_failure_is_raised():
+    pool = _Pool(_Error("cannot open directory '/var/lib/kubelab/volumes': No such file or directory"))
+    with pytest.raises(libvirt.libvirtError):
+        refresh_pool(pool)
+
+
+# -- a kernel panic while booting (TCG flake) --------------------------------------------
+import base64  # noqa: E402
+import struct  # noqa: E402
+import threading  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from harness.errors import BackendError, MachineTimeout  # noqa: E402
+from harness.machines.libvirt import LibvirtBackend  # noqa: E402
+from harness.remote.ssh import SshTarget  # noqa: E402
+
+PANIC = ("[    1.553642] Oops: int3: 0000 [#1] SMP NOPTI\n"
+         "[    1.557117] Kernel panic - not syncing: Fatal exception in interrupt\n")
+
+
+class _Dom:
+    def __init__(self, log: Path, panic_again: bool):
+        self.log, self.panic_again, self.resets = log, panic_again, 0
+
+    def isActive(self):
+        return True
+
+    def reset(self, flags):
+        self.resets += 1
+        with self.log.open("a") as f:  # the console keeps appending across a reset
+            f.write("[    0.000000] Linux version 7.2.13\n" + (PANIC if self.panic_again else ""))
+
+
+class _Lab:
+    def __init__(self, log: Path):
+        self.log = log
+
+    def serial_log(self, name):
+        return self.log
+
+    def ssh_target(self, name):  # nothing listens on port 1 of loopback: refused at once
+        blob = struct.pack(">I", 11) + b"ssh-ed25519" + struct.pack(">I", 32) + bytes(range(32))
+        return SshTarget(name=name, host="127.0.0.1", port=1, user="root", key_path=Path("/nonexistent"),
+                         host_key="ssh-ed25519 " + base64.b64encode(blob).decode())
+
+
+def _wait(tmp_path, panic_again):
+    log = tmp_path / "cp1.log"
+    log.write_text(PANIC)
+    dom, notes = _Dom(log, panic_again), []
+    backend = LibvirtBackend.__new__(LibvirtBackend)  # no libvirt connection needed for the wait
+    with pytest.raises((BackendError, MachineTimeout)) as exc:
+        backend._wait_ssh(_Lab(log), "cp1", dom, 1.5, threading.Event(), note=notes.append)
+    return dom, notes, exc.value
+
+
+def test_a_kernel_panic_while_booting_resets_the_machine_once(tmp_path):
+    dom, notes, error = _wait(tmp_path, panic_again=False)
+    assert dom.resets == 1
+    assert notes == ["machine cp1: kernel panic while booting (Oops: int3: 0000 [#1] SMP NOPTI); resetting it"]
+    assert isinstance(error, MachineTimeout)  # then the ordinary SSH wait, with its own deadline
+
+
+def test_a_second_panic_is_an_error_naming_the_reset(tmp_path):
+    dom, _, error = _wait(tmp_path, panic_again=True)
+    assert dom.resets == 1
+    assert isinstance(error, BackendError) and "panicked while booting, again after 1 reset(s)" in str(error)
+
+
+class _SchedDom:
+    def __init__(self, error=None):
+        self.params, self.error = None, error
+
+    def setSchedulerParameters(self, params):
+        if self.error:
+            raise self.error
+        self.params = params
+
+
+class _RolesLab:
+    def __init__(self, roles):
+        self.state = {"machines": [{"name": n, "role": r} for n, r in roles.items()]}
+
+
+class _Notes:
+    def __init__(self):
+        self.lines = []
+
+    def note(self, line):
+        self.lines.append(line)
+
+
+def test_once_booted_the_control_plane_gets_four_times_a_workers_cpu_share():
+    from harness.machines.libvirt import LibvirtBackend
+
+    doms, notes = {"cp1": _SchedDom(), "w1": _SchedDom()}, _Notes()
+    LibvirtBackend()._set_role_shares(_RolesLab({"cp1": "control-plane", "w1": "worker"}), doms, notes)
+    assert doms["cp1"].params == {"cpu_shares": 2048} and doms["w1"].params == {"cpu_shares": 512}
+    assert notes.lines == ["host CPU shares: cp1 2048, w1 512"]
+
+
+def test_host_preparation_guests_keep_equal_shares_and_a_refusal_is_a_note():
+    from harness.machines.libvirt import LibvirtBackend
+
+    doms, notes = {"node1": _SchedDom()}, _Notes()
+    LibvirtBackend()._set_role_shares(_RolesLab({"node1": "node"}), doms, notes)
+    assert doms["node1"].params is None and notes.lines == []
+    doms = {"cp1": _SchedDom(_Error("Requested operation is not valid: cgroup CPU controller is not mounted"))}
+    LibvirtBackend()._set_role_shares(_RolesLab({"cp1": "control-plane"}), doms, notes)
+    assert notes.lines == ["machine cp1: CPU shares left as they are "
+                           "(Requested operation is not valid: cgroup CPU controller is not mounted)"]
+
+
+def test_under_tcg_machines_boot_in_turn_when_the_host_has_too_few_cores():
+    from harness.machines.libvirt import boot_groups
+
+    two_nodes = [("cp1", 2), ("w1", 1)]
+    assert boot_groups(two_nodes, tcg=True, host_cores=2) == [["cp1"], ["w1"]]
+    assert boot_groups(two_nodes, tcg=True, host_cores=4) == [["cp1", "w1"]]
+    assert boot_groups(two_nodes, tcg=False, host_cores=2) == [["cp1", "w1"]]  # KVM: all at once
+    assert boot_groups([("a", 1), ("b", 1), ("c", 1)], tcg=True, host_cores=2) == [["a", "b"], ["c"]]
+    assert boot_groups([("big", 4), ("w1", 1)], tcg=True, host_cores=2) == [["big"], ["w1"]]

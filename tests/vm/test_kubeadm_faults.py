@@ -1,0 +1,60 @@
+"""The Kubernetes fault scenarios on real clusters (sid, the default kit, TCG).
+
+Each is a whole kubeadm install, 10 to 20 minutes under TCG, so they carry the
+`cluster` marker: CI runs kubeadm-baseline (tests/vm/test_kubeadm.py) and these
+run on demand, `pytest -m cluster` (README, "Tests").
+"""
+
+import pytest
+
+from .test_kubeadm import RUN_TIMEOUT, observation
+from .test_scenarios import failed_checks, run_scenario
+
+pytestmark = [pytest.mark.vm, pytest.mark.artifacts, pytest.mark.cluster]
+
+
+def met(tmp_path, name):
+    code, record, out = run_scenario(tmp_path, name, timeout=RUN_TIMEOUT)
+    assert code == 0, f"{record['verdict']}\n{failed_checks(record)}\n{out[-4000:]}"
+    assert record["verdict"]["result"] == "met"
+    return record
+
+
+def test_flannel_no_brnetfilter(tmp_path, libvirt_backend, kit):
+    record = met(tmp_path, "flannel-no-brnetfilter")
+    log = observation(record, "flanneld-fails-its-br-netfilter-check")
+    assert "Failed to check br_netfilter: stat /proc/sys/net/bridge/bridge-nf-call-iptables" in log["matched"]
+    # the waits after the fix are the measurement
+    assert observation(record, "dns-answers-after-the-fix", "verify")["after"] > 0
+
+
+def test_ip_forward_preflight(tmp_path, libvirt_backend, kit):
+    record = met(tmp_path, "ip-forward-preflight")
+    inits = [s for s in record["steps"] if s["name"] == "kubeadm init"]
+    assert [s["exit_code"] != 0 for s in inits] == [True, False]
+    assert observation(record, "service-reaches-both-pods", "verify")["value"] == 2
+
+
+def test_swap_kubelet(tmp_path, libvirt_backend, kit):
+    record = met(tmp_path, "swap-kubelet")
+    inits = [s for s in record["steps"] if s["name"] == "kubeadm init"]
+    assert [s["exit_code"] != 0 for s in inits] == [True, False]
+
+
+def test_single_node_taint(tmp_path, libvirt_backend, kit):
+    record = met(tmp_path, "single-node-taint")
+    assert observation(record, "workload-stays-pending")["value"] == 0
+
+
+def test_cgroup_driver_mismatch_on_containerd_2(tmp_path, libvirt_backend, kit):
+    record = met(tmp_path, "cgroup-driver-mismatch")
+    seen = observation(record, "kubelet-takes-cgroupfs-from-the-cri")
+    assert 'cgroupDriver="cgroupfs"' in seen["matched"]
+
+
+def test_airgap_unset_version(tmp_path, libvirt_backend, kit):
+    record = met(tmp_path, "airgap-unset-version")
+    inits = [s for s in record["steps"] if s["name"] == "kubeadm init"]
+    assert [s["exit_code"] != 0 for s in inits] == [True, False]
+    assert "falling back to the local client version: v1.36.3" in \
+        observation(record, "falls-back-to-the-client-version")["matched"]
