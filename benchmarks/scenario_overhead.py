@@ -28,7 +28,7 @@ from harness.scenario.checks import evaluate
 from harness.scenario.engine import Engine, Options
 from harness.scenario.labs import BackendLabs
 from harness.scenario.load import find, load
-from harness.scenario.model import Check, ProbeRef
+from harness.model import Check, ProbeRef
 
 
 class Meter:

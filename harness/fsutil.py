@@ -1,5 +1,6 @@
-"""Atomic file writes: a reader sees the old file or the new one, never half."""
+"""Atomic file writes (a reader sees the old file or the new one, never half), and file hashes."""
 
+import hashlib
 import json
 import os
 import tempfile
@@ -28,3 +29,11 @@ def write_atomic(path: Path, data: bytes | str, mode: int = 0o644) -> None:
 
 def write_json(path: Path, obj, mode: int = 0o644) -> None:
     write_atomic(path, json.dumps(obj, indent=2, sort_keys=True) + "\n", mode)
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()

@@ -45,6 +45,10 @@ class LabSpec:
     suite: str
     backend: str
     machines: tuple[MachineSpec, ...]
+    kubernetes: str | None = None  # a kit version: its registry and file server serve the lab
+    node_image: bool = True  # with a kit: boot the node image (False: the plain suite image)
+    network: str | None = None  # a /24 the lab network must use (else the first free one)
+    preload: bool = False  # with a kit: the node image that already holds the kit's images
 
 
 def check_name(kind: str, name: str, limit: int) -> list[str]:
@@ -87,6 +91,9 @@ class Lab:
             "machines": [asdict(m) for m in spec.machines],
             "objects": {"networks": [], "volumes": [], "domains": []},
             "snapshots": {},
+            "kubernetes": spec.kubernetes,
+            "requested_network": spec.network,
+            "services": {},
         }
         lab = cls(directory, state)
         KeyPair.generate(f"kubelab-{spec.name}").save(lab.client_key)

@@ -18,8 +18,10 @@ from .lab import MAX_LAB_NAME, MAX_MACHINE_NAME, Lab, LabSpec, MachineSpec, chec
 from .machines.base import MachineBackend
 from .progress import Progress
 
-# What a TCG guest costs the host beyond its RAM (QEMU, 128 MiB translation cache, THP).
+# What a TCG guest costs the host beyond its RAM (QEMU, 128 MiB translation cache, THP);
+# a Kubernetes node's guest has a 2 GiB translation cache (machines/libvirt_xml.py).
 GUEST_OVERHEAD_MIB = 600
+KUBERNETES_OVERHEAD_MIB = GUEST_OVERHEAD_MIB + 2048 - 128
 MAX_MACHINES = 16
 BACKENDS = ("libvirt", "vagrant")
 
@@ -37,7 +39,8 @@ def backend_for(name: str) -> MachineBackend:
 
 
 def plan_lab(machines: int, suite: str, cpus: int, memory: int, name: str | None = None,
-             backend: str = "libvirt", available_mib: int | None = None) -> LabSpec:
+             backend: str = "libvirt", available_mib: int | None = None,
+             kubernetes: str | None = None) -> LabSpec:
     """Check every input at once; raise UsageError listing all problems."""
     problems = []
     if not 1 <= machines <= MAX_MACHINES:
@@ -53,36 +56,53 @@ def plan_lab(machines: int, suite: str, cpus: int, memory: int, name: str | None
         problems.append(f"--memory {memory}: at least 256 MiB per machine")
     if backend not in BACKENDS:
         problems.append(f"--backend {backend}: choose one of {', '.join(BACKENDS)}")
+    if kubernetes is not None:
+        from .artifacts.versions import KubeVersion
+
+        try:
+            v = KubeVersion.parse(kubernetes)
+            v.check_supported()
+            kubernetes = v.tag
+        except UsageError as exc:
+            problems.append(str(exc))
     name = name or f"lab-{secrets.token_hex(2)}"
     problems += check_name("lab", name, MAX_LAB_NAME)
-    shortfall = _memory_shortfall([memory] * machines, available_mib) if machines >= 1 and memory >= 256 else None
+    overhead = overhead_mib(kubernetes)
+    shortfall = _memory_shortfall([memory] * machines, available_mib, overhead) \
+        if machines >= 1 and memory >= 256 else None
     if shortfall:
         need, have = shortfall
         problems.append(
             f"--memory {memory} x {machines} machine(s) needs about {need} MiB "
-            f"({GUEST_OVERHEAD_MIB} MiB QEMU overhead each) but the host has {have} MiB available"
+            f"({overhead} MiB QEMU overhead each) but the host has {have} MiB available"
         )
     if problems:
         raise UsageError("refusing to create the lab:\n  " + "\n  ".join(problems))
     specs = tuple(MachineSpec(f"node{i + 1}", "node", cpus, memory) for i in range(machines))
     for m in specs:
         assert not check_name("machine", m.name, MAX_MACHINE_NAME)
-    return LabSpec(name, suite, backend, specs)
+    return LabSpec(name, suite, backend, specs, kubernetes=kubernetes)
 
 
-def _memory_shortfall(memories: list[int], available_mib: int | None = None) -> tuple[int, int] | None:
+def overhead_mib(kubernetes: str | None) -> int:
+    return KUBERNETES_OVERHEAD_MIB if kubernetes else GUEST_OVERHEAD_MIB
+
+
+def _memory_shortfall(memories: list[int], available_mib: int | None = None,
+                      overhead: int = GUEST_OVERHEAD_MIB) -> tuple[int, int] | None:
     """(needed, available) MiB when the host cannot hold machines of these sizes, else None."""
-    need = sum(m + GUEST_OVERHEAD_MIB for m in memories)
+    need = sum(m + overhead for m in memories)
     have = available_mib if available_mib is not None else host.available_memory() >> 20
     return (need, have) if need > have else None
 
 
-def check_capacity(machines, available_mib: int | None = None) -> None:
+def check_capacity(machines, available_mib: int | None = None, kubernetes: str | None = None) -> None:
     """Refuse machines whose memory the host does not have (before creating any)."""
-    shortfall = _memory_shortfall([m.memory_mib for m in machines], available_mib)
+    overhead = overhead_mib(kubernetes)
+    shortfall = _memory_shortfall([m.memory_mib for m in machines], available_mib, overhead)
     if shortfall:
         need, have = shortfall
-        raise UsageError(f"the lab needs about {need} MiB ({GUEST_OVERHEAD_MIB} MiB QEMU overhead per machine) "
+        raise UsageError(f"the lab needs about {need} MiB ({overhead} MiB QEMU overhead per machine) "
                          f"but the host has {have} MiB available")
 
 
@@ -91,12 +111,27 @@ def up(spec: LabSpec, progress: Progress | None = None) -> Lab:
     host.prepare(log=progress.note)
     backend = backend_for(spec.backend)
     backend.check()
-    image = image_build.ensure(Recipe.debian(spec.suite), progress)
+    kit = None
+    if spec.kubernetes:
+        from .artifacts import kit as kits
+        from .artifacts.versions import KubeVersion
+
+        kit = kits.load_kit(KubeVersion.parse(spec.kubernetes))
+    if kit and spec.node_image:
+        from .images import node
+
+        image = node.ensure(spec.suite, spec.kubernetes, progress, preload=spec.preload)
+    else:
+        image = image_build.ensure(Recipe.debian(spec.suite), progress)
     lab = Lab.create(spec, {
         "id": image.id, "directory": str(image.directory), "versions": image.versions,
     })
     try:
         backend.up(lab, progress)
+        if kit:
+            from .serve import lab as services
+
+            services.start(lab, kit, progress)
         lab.set_status("up")
         progress.note(f"lab `{lab.name}` is up: {len(spec.machines)} machine(s); state in {lab.directory}")
         return lab
@@ -110,9 +145,12 @@ def up(spec: LabSpec, progress: Progress | None = None) -> Lab:
 
 
 def _teardown(lab: Lab, backend: MachineBackend, progress: Progress, keep_folder: bool = False) -> None:
+    from .serve import lab as services
+
     lab.set_status("destroying")
     try:
-        removed = backend.destroy(lab)
+        removed = [f"server {s}" for s in services.stop(lab)]
+        removed += backend.destroy(lab)
     except BaseException as exc:  # leave the state file so `lab.down` can finish the job
         progress.note(f"lab `{lab.name}`: teardown incomplete ({exc}); run `invoke lab.down -n {lab.name}`")
         raise
@@ -146,6 +184,12 @@ def down_all(progress: Progress | None = None) -> list[str]:
     backend = backend_for("libvirt")
     backend.check()
     removed = backend.remove_leftovers(keep_labs=set(Lab.names()))
+    from .serve import lab as services
+    from .serve import process
+
+    for pid, argv in services.orphans(keep_labs=set(Lab.names())):
+        if process.stop(process.Daemon("server", pid, process.start_time(pid) or 0, tuple(argv), "", "")):
+            removed.append(f"server pid {pid} ({' '.join(argv)[:120]})")
     for item in removed:
         progress.note(f"removed leftover {item}")
     if failures:

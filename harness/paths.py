@@ -26,6 +26,16 @@ def images_dir() -> Path:
     return cache_dir() / "images"
 
 
+def artifacts_dir() -> Path:
+    """Built Kubernetes components and images, content-addressed; rebuilt when missing."""
+    return cache_dir() / "artifacts"
+
+
+def go_dir() -> Path:
+    """Go's module cache, build cache and kubelab's wrapper modules."""
+    return cache_dir() / "go"
+
+
 def home_dir() -> Path:
     """Lab state folders and the libvirt storage pool of lab disks."""
     return _default("KUBELAB_HOME", "/var/lib/kubelab", "~/.local/share/kubelab")

@@ -39,3 +39,27 @@ def bookworm_image(libvirt_backend):
     from harness.progress import Progress
 
     return build.ensure(Recipe.debian("bookworm"), Progress())
+
+
+@pytest.fixture(scope="session")
+def kit():
+    """The default Kubernetes kit, built from source (cold: Go builds of every component)."""
+    import shutil
+
+    from harness.artifacts import kit as kits
+    from harness.artifacts.versions import DEFAULT_KUBERNETES
+    from harness.progress import Progress
+
+    for tool in ("go", "skopeo", "docker-registry", "gcc"):
+        if not shutil.which(tool) and not (tool == "go" and os.access("/usr/local/go/bin/go", os.X_OK)):
+            unavailable(f"`{tool}` is missing; scripts/setup installs what the kit needs")
+    return kits.build_kit(kits.check_version(DEFAULT_KUBERNETES), Progress())
+
+
+@pytest.fixture(scope="session")
+def sid_node_image(kit):
+    from harness.images import node
+    from harness.progress import Progress
+
+    # preloaded: what the kubeadm scenarios boot (its build pulls every kit image through the mirror)
+    return node.ensure("sid", kit["kubernetes"], Progress(), preload=True)

@@ -37,6 +37,22 @@ class Verdict:
     def is_tcg(self) -> bool:
         return self.domain_type == "qemu"
 
+    @property
+    def kernel_args(self) -> tuple[str, ...]:
+        """Under TCG the guest kernel finds its TSCs "unsynchronized" and falls back to
+        the HPET: every clock read is then a system call plus an emulated MMIO access,
+        and Go programs (which read the clock constantly) slow to a crawl; measured: a
+        kube-apiserver that did not become ready in 4 minutes. QEMU derives every
+        vCPU's TSC from one virtual clock, so they are in step: tell the kernel so.
+
+        Also: sid's kernel (7.2) starts DAMON's access monitor by default
+        (CONFIG_DAMON_STAT_ENABLED_DEFAULT); under TCG its kdamond thread took a fifth
+        of a vCPU on a kubeadm control plane. Kernels without it ignore the parameter."""
+        return ("clocksource=tsc", "tsc=reliable", "damon_stat.enabled=N") if self.is_tcg else ()
+
+    def cmdline(self, image_cmdline: str) -> str:
+        return " ".join((image_cmdline, *self.kernel_args))
+
     def describe(self) -> str:
         if self.is_tcg:
             return f"TCG software emulation (libvirt domain type `qemu`): {self.reason}"

@@ -19,7 +19,26 @@ from xml.sax.saxutils import escape, quoteattr
 
 from .base import METADATA_NS, METADATA_PREFIX
 
+# QEMU's TCG translation cache. 128 MiB keeps a host-preparation guest near 0.5 GB of
+# host memory. A Kubernetes node runs several 70-100 MB Go programs at once: with
+# 128 MiB the cache filled and was flushed 183 times during one `kubeadm init`
+# (QEMU `info jit`), every flush retranslating all code, and the API server never
+# became ready; with 1024 MiB: 3 flushes, ready in about 4 minutes, but a running
+# control plane still filled it 6 times in 18 minutes (`info jit`), so Kubernetes
+# guests get 2048 MiB, the most QEMU takes on an x86_64 host. The cache is touched
+# as code is generated, so the larger one costs memory only when used.
 TB_CACHE_MIB = 128
+TB_CACHE_KUBERNETES_MIB = 2048
+
+# Host CPU shares (cgroup cpu.shares of the domain) per role, set once every machine
+# of a lab answers SSH (while booting all are equal: measured, a worker at a quarter
+# of the control plane's share took over 300 s to boot beside it). Every guest here
+# is CPU-bound under TCG and a two-node cluster has more vCPUs than the host has
+# cores; the control plane is on every path (a worker waits for the API server,
+# never the reverse), so under contention it gets four times a worker's share.
+# Without contention shares change nothing.
+CPU_SHARES = {"control-plane": 2048, "worker": 512}
+DEFAULT_CPU_SHARES = 1024
 
 
 @dataclass(frozen=True)
@@ -55,6 +74,7 @@ class DomainPlan:
     network: str
     mac: str
     serial_log: str
+    tb_cache_mib: int = TB_CACHE_MIB
 
 
 def mac_for(lab: str, machine: str) -> str:
@@ -94,7 +114,7 @@ def domain_xml(plan: DomainPlan) -> str:
     tcg = plan.domain_type == "qemu"
     features = "<acpi/>"
     if tcg:
-        features += f"<tcg><tb-cache unit='MiB'>{TB_CACHE_MIB}</tb-cache></tcg>"
+        features += f"<tcg><tb-cache unit='MiB'>{plan.tb_cache_mib}</tb-cache></tcg>"
     cpu = "<cpu mode='maximum' check='none'/>" if tcg else "<cpu mode='host-passthrough' check='none'/>"
     a = quoteattr
     return f"""<domain type={a(plan.domain_type)}>
@@ -118,7 +138,7 @@ def domain_xml(plan: DomainPlan) -> str:
   <on_crash>destroy</on_crash>
   <devices>
     <disk type='file' device='disk'>
-      <driver name='qemu' type='qcow2' discard='unmap'/>
+      <driver name='qemu' type='qcow2' cache='unsafe' discard='unmap'/>
       <source file={a(plan.disk)}/>
       <target dev='vda' bus='virtio'/>
     </disk>

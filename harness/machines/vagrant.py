@@ -32,7 +32,7 @@ class VagrantBackend(LibvirtBackend):
             return VagrantCli(boxes.vagrant_home())
         return VagrantCli(boxes.vagrant_home(), lab.directory, log=lab.directory / "vagrant.log")
 
-    def topology(self, lab, box: str, driver: str, pool) -> dict:
+    def topology(self, lab, box: str, verdict, pool, cmdline: str) -> dict:
         machines = []
         for m in lab.state["machines"]:
             machines.append({
@@ -42,7 +42,7 @@ class VagrantBackend(LibvirtBackend):
             })
         net = lab.state["network"]
         return {
-            "lab": lab.name, "box": box, "driver": driver, "pool": "kubelab",
+            "lab": lab.name, "box": box, "driver": verdict.domain_type, "pool": "kubelab", "cmdline": verdict.cmdline(cmdline),
             "domain_prefix": f"kubelab-{lab.name}.", "client_key": str(lab.client_key),
             "network": {"name": net["name"], "subnet": net["subnet"]},
             "boot_timeout": int(BOOT_TIMEOUT), "machines": machines,
@@ -61,7 +61,7 @@ class VagrantBackend(LibvirtBackend):
             lab.record("domains", m["domain"])
         lab.state["box"] = box
         lab.save()
-        write_json(lab.directory / "topology.json", self.topology(lab, box, verdict.domain_type, pool))
+        write_json(lab.directory / "topology.json", self.topology(lab, box, verdict, pool, image.cmdline))
         with progress.step(f"vagrant up ({len(lab.state['machines'])} machine(s), box {box})"):
             # no --no-provision: with it vagrant-libvirt 0.11.2 on Vagrant 2.3.4 fails on ProvisionerCleanup
             self.cli(lab).run(["up", "--provider=libvirt"], timeout=VAGRANT_UP_TIMEOUT)

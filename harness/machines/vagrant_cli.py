@@ -20,13 +20,9 @@ from pathlib import Path
 import vagrant as python_vagrant
 
 from .. import paths
-from ..errors import BackendError, BackendUnavailable
+from ..errors import BackendUnavailable, VagrantError
 
 DEFAULT_TIMEOUT = 600.0
-
-
-class VagrantError(BackendError):
-    pass
 
 
 @dataclass(frozen=True)

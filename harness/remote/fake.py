@@ -8,12 +8,8 @@ from __future__ import annotations
 
 import time
 
-from ..errors import CommandFailed
+from ..errors import CommandFailed, UnscriptedCommand
 from .result import CommandResult
-
-
-class UnscriptedCommand(AssertionError):
-    pass
 
 
 class FakeRemote:

@@ -55,3 +55,27 @@ def wait_for(predicate, timeout: float, what: str, interval: float = 0.2):
             return value
         time.sleep(interval)
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+def remove_lab_whatever_happened(name: str) -> None:
+    """A test's last word: its lab is gone even when an assertion failed first."""
+    from harness import lifecycle
+    from harness.errors import HarnessError
+    from harness.lab import Lab
+
+    if Lab.path_for(name).exists():
+        try:
+            lifecycle.down(name)
+        except HarnessError:
+            pass
+    backend = LibvirtBackend()
+    keep = {n for n in Lab.names() if n != name}
+    if objects_of(name):
+        backend.remove_leftovers(keep_labs=keep)
+
+
+def ignore_sigint():
+    """preexec_fn: what a job started in the background by a non-interactive shell inherits."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
