@@ -1,8 +1,9 @@
 """kubelab's command line: `invoke --list` shows every task.
 
 Tasks parse flags and call the harness; a HarnessError becomes a clean exit
-with its message (exit code 2: the harness or the host broke, 1: a usage
-problem the message explains).
+with its message. Exit codes: 0 done; 1 only for a scenario whose
+expectations were not met; 2 bad input (the message says what to change) or
+the harness or host broke; 128+N stopped by signal N (130 for Ctrl-C).
 """
 
 from __future__ import annotations
@@ -15,28 +16,28 @@ import time
 
 from invoke import Collection, Exit, task
 
-from harness import host, lifecycle
+from harness import host, lifecycle, signals
 from harness.errors import HarnessError, UsageError
 from harness.images import build as image_build
 from harness.images import store
-from harness.images.recipe import DEFAULT_SUITE, SUITES, Recipe
+from harness.images.recipe import DEFAULT_SUITE, SUITES, Recipe, check_suite
 from harness.lab import Lab
 from harness.progress import Progress
 
 
 def harness_errors(fn):
-    """Turn HarnessError into a one-message exit; never a traceback for known failures."""
+    """Turn HarnessError into a one-message exit; never a traceback for known failures.
+    SIGINT, SIGTERM and SIGHUP all stop a task the way Ctrl-C does (harness/signals.py)."""
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
+        signals.install()
         try:
             return fn(*args, **kwargs)
-        except UsageError as exc:
-            raise Exit(f"kubelab: {exc}", code=1) from None
-        except HarnessError as exc:
+        except HarnessError as exc:  # UsageError included: exit 1 is reserved for "expectation not met"
             raise Exit(f"kubelab: {exc}", code=exc.exit_code) from None
-        except KeyboardInterrupt:
-            raise Exit("kubelab: interrupted", code=130) from None
+        except KeyboardInterrupt as exc:
+            raise Exit(f"kubelab: interrupted ({exc or 'SIGINT'})", code=signals.exit_code(exc)) from None
 
     return wrapper
 
@@ -60,12 +61,25 @@ def doctor(c, fix=False):
 
 
 # -- images ------------------------------------------------------------------
-@task(help={"suite": f"Debian suite: {', '.join(SUITES)}", "rebuild": "build even if cached"})
+@task(help={"suite": f"Debian suite: {', '.join(SUITES)}", "rebuild": "build even if cached",
+            "kubernetes": "make a node image: the suite image plus this Kubernetes kit (built if missing)",
+            "preload": "with --kubernetes: pull every kit image into the node image, so no pull is needed"})
 @harness_errors
-def images_build(c, suite=DEFAULT_SUITE, rebuild=False):
-    """Build (or reuse) the guest image of a Debian suite, offline from Debian's packages."""
+def images_build(c, suite=DEFAULT_SUITE, rebuild=False, kubernetes=None, preload=False):
+    """Build (or reuse) a guest image of a Debian suite, or with --kubernetes a node image on it."""
+    check_suite(suite)
+    if preload and not kubernetes:
+        raise UsageError("--preload needs --kubernetes VERSION (it preloads that kit's images)")
     host.prepare()
-    image = image_build.ensure(Recipe.debian(suite), Progress(), rebuild=rebuild)
+    if kubernetes:
+        from harness.artifacts import kit
+        from harness.images import node
+
+        version = kit.check_version(kubernetes)
+        kit.build_kit(version, Progress())
+        image = node.ensure(suite, version.tag, Progress(), preload=preload, rebuild=rebuild)
+    else:
+        image = image_build.ensure(Recipe.debian(suite), Progress(), rebuild=rebuild)
     print(f"{image.id}  {image.directory}")
 
 
@@ -83,6 +97,13 @@ def images_list(c, json_=False):
         return
     for image in images:
         v = image.versions
+        kube = image.manifest.get("kubernetes")
+        if kube:
+            print(f"{image.id}  (node image on {image.manifest['base_image']})\n  kubeadm {kube['kubeadm']}, "
+                  f"kubelet {kube['kubelet']}, kubectl {kube['kubectl']}, {kube['crictl']}, "
+                  f"CNI plugins {kube['cni_plugins']}; preloaded {len(image.manifest['preloaded'])} image(s)\n"
+                  f"  built {image.manifest['built_at']} in {image.manifest['build_seconds']}s  {image.directory}")
+            continue
         stale = "" if current.get(image.suite) == image.id else "  (stale: recipe changed)"
         print(f"{image.id}{stale}\n  {v['os']} ({v['debian_version']}), kernel {v['kernel']}, "
               f"containerd {v['containerd']}, runc {v['runc']}, systemd {v['systemd']}\n"
@@ -107,9 +128,11 @@ def images_box(c, suite=DEFAULT_SUITE):
 @harness_errors
 def images_prune(c):
     """Remove images whose recipe changed since they were built, and their Vagrant boxes and box volumes."""
+    from harness.images import node
+
     current = {Recipe.debian(s).image_id for s in SUITES}
     for image in store.all_images():
-        if image.id not in current:
+        if image.id not in current and not (image.manifest.get("kubernetes") and node.is_current(image)):
             image_build.remove(image)
             print(f"removed {image.id}")
     from harness.images import box
@@ -126,6 +149,29 @@ def images_prune(c):
         print(f"removed {item}")
 
 
+# -- artifacts ------------------------------------------------------------------
+@task(help={"kubernetes": "Kubernetes release to build (default: harness.artifacts.versions.DEFAULT_KUBERNETES)",
+            "rebuild": "build every component again even if stored"})
+@harness_errors
+def artifacts_build(c, kubernetes=None, rebuild=False):
+    """Build Kubernetes, etcd, CoreDNS, flannel, CNI plugins, crictl and pause from source, then their images."""
+    from harness.artifacts import kit
+    from harness.artifacts.versions import DEFAULT_KUBERNETES
+
+    version = kit.check_version(kubernetes or DEFAULT_KUBERNETES)
+    record = kit.build_kit(version, Progress(), rebuild=rebuild)
+    print(f"kit {record['kubernetes']}: {len(record['components'])} components in {record['seconds']}s")
+
+
+@task(help={"json_": "print the store entries as JSON"})
+@harness_errors
+def artifacts_list(c, json_=False):
+    """Show what is built: kits, and every store entry with its module, sha256, size and build time."""
+    from harness.artifacts import listing
+
+    print(listing.render(json_=json_))
+
+
 # -- labs --------------------------------------------------------------------
 @task(help={
     "machines": "number of machines (1-16)",
@@ -134,11 +180,12 @@ def images_prune(c):
     "memory": "MiB of memory per machine",
     "name": "lab name (default: lab-XXXX)",
     "backend": "machine backend",
+    "kubernetes": "boot the node image of this Kubernetes kit and serve its registry and files to the lab",
 })
 @harness_errors
-def lab_up(c, machines=1, suite=DEFAULT_SUITE, cpus=1, memory=1024, name=None, backend="libvirt"):
+def lab_up(c, machines=1, suite=DEFAULT_SUITE, cpus=1, memory=1024, name=None, backend="libvirt", kubernetes=None):
     """Create a lab: an isolated network and N machines, up when SSH answers."""
-    spec = lifecycle.plan_lab(int(machines), suite, int(cpus), int(memory), name, backend)
+    spec = lifecycle.plan_lab(int(machines), suite, int(cpus), int(memory), name, backend, kubernetes=kubernetes)
     lab = lifecycle.up(spec, Progress())
     print(lab.name)
 
@@ -190,6 +237,8 @@ def lab_status(c):
               f"network {net.get('name', '-')} {net.get('subnet', '')}, created {lab.state['created_at']}")
         for m in backend.machines(lab):
             print(f"  {m.name:<10} {m.role:<8} {m.state:<10} {m.ip}")
+        for svc in (lab.state.get("services") or {}).values():
+            print(f"  server {svc['name']}: {svc['url']} (pid {svc['pid']}, log {svc['log']})")
     from harness.machines.libvirt import lab_of
 
     leftovers = [o for o in lifecycle.backend_for("libvirt").leftovers() if lab_of(o.split(" ", 1)[1]) not in names]
@@ -238,13 +287,23 @@ def demo(c, suite=DEFAULT_SUITE, keep=False):
     "keep": "leave the lab up after the run",
     "control": "negative control: the same scenario without its faults must pass its healthy checks",
     "dry_run": "print every command that would run on every machine, create nothing",
+    "kubernetes": "install this Kubernetes release instead of the scenario's (kubeadm scenarios)",
+    "lab": "run on this pooled lab (made by `invoke matrix`): restore its snapshot first, leave it up after",
 })
 @harness_errors
-def scenario_run(c, name, suite=None, keep=False, control=False, dry_run=False):
+def scenario_run(c, name, suite=None, keep=False, control=False, dry_run=False, kubernetes=None, lab=None):
     """Run a scenario: inject, observe the failure, recover, verify, report. Exit 0/1/2."""
     from harness.scenario.load import find, load
 
     scenario = load(find(name))
+    if kubernetes:
+        from harness.artifacts.versions import KubeVersion
+
+        if scenario.install.track == "none":
+            raise UsageError(f"--kubernetes: scenario {scenario.name} is host-only (install track none)")
+        scenario = scenario.with_kubernetes(str(KubeVersion.parse(kubernetes)))
+    for w in scenario.warnings:  # before anything is created
+        print(f"warning: {w}", file=sys.stderr)
     if suite:
         from harness.images.recipe import check_suite
 
@@ -255,10 +314,11 @@ def scenario_run(c, name, suite=None, keep=False, control=False, dry_run=False):
         print("\n".join(plan_lines(scenario, suite or scenario.lab.suite, control)))
         return
     from harness.scenario.engine import Engine, Options
-    from harness.scenario.labs import BackendLabs
+    from harness.scenario.labs import BackendLabs, PooledLabs
 
     host.prepare()
-    result = Engine(scenario, Options(suite=suite, keep=keep, control=control), BackendLabs(), Progress()).run()
+    labs = PooledLabs(lab) if lab else BackendLabs()
+    result = Engine(scenario, Options(suite=suite, keep=keep, control=control), labs, Progress()).run()
     print(result.directory)
     if result.exit_code:
         raise Exit(f"kubelab: {result.result}: {result.reason}", code=result.exit_code)
@@ -270,15 +330,20 @@ def scenario_lint(c, files=None):
     """Validate scenario files; report every problem with file, line and field."""
     from pathlib import Path
 
-    from harness.scenario.load import ScenarioError, all_files, load_into
+    from harness.errors import ScenarioError
+    from harness.scenario.load import all_files, load_into
 
     paths = [Path(f) for f in files] if files else all_files()
     problems: list[str] = []
+    warnings: list[str] = []
     for path in paths:
-        load_into(path, problems)
+        scenario = load_into(path, problems)
+        warnings += list(scenario.warnings) if scenario else []
+    for w in warnings:
+        print(f"warning: {w}", file=sys.stderr)
     if problems:
         raise ScenarioError(problems)
-    print(f"{len(paths)} scenario file(s) valid")
+    print(f"{len(paths)} scenario file(s) valid" + (f", {len(warnings)} warning(s)" if warnings else ""))
 
 
 @task(help={"run_dir": "a run folder (runs/<scenario>/<timestamp>)"})
@@ -301,4 +366,118 @@ def report(c, run_dir):
 ns = Collection(doctor, demo, report)
 ns.add_collection(Collection("scenario", run=scenario_run, lint=scenario_lint))
 ns.add_collection(Collection("images", build=images_build, list=images_list, prune=images_prune, box=images_box))
+@task
+@harness_errors
+def artifacts_prune(c):
+    """Remove store entries and registry storages that no kit refers to any more."""
+    from harness.artifacts import listing
+
+    removed = listing.prune()
+    print("\n".join(f"removed {r}" for r in removed) or "nothing to remove")
+
+
+ns.add_collection(Collection("artifacts", build=artifacts_build, list=artifacts_list, prune=artifacts_prune))
 ns.add_collection(Collection("lab", up=lab_up, ssh=lab_ssh, status=lab_status, down=lab_down))
+
+
+# -- matrix ----------------------------------------------------------------------------
+def _matrix_cells(scenario, kubernetes, suite):
+    from harness.artifacts.versions import DEFAULT_KUBERNETES
+    from harness.matrix.cells import image_containerd, make_cells, parse_list
+    from harness.scenario.load import find, load
+
+    scenarios = {}
+    for name in parse_list(scenario, "scenario"):
+        s = load(find(name))
+        for w in s.warnings:
+            print(f"warning: {w}", file=sys.stderr)
+        scenarios[s.name] = s
+    versions = parse_list(kubernetes or DEFAULT_KUBERNETES, "kubernetes")
+    suites = parse_list(suite, "suite")
+    axes = {"kubernetes": list(versions), "suites": list(suites), "scenarios": list(scenarios)}
+    return make_cells(scenarios, versions, suites, series=image_containerd), scenarios, axes
+
+
+@task(default=True, help={
+    "scenario": "scenario names, comma-separated",
+    "kubernetes": "Kubernetes releases, comma-separated (default: the kit's default)",
+    "suite": "Debian suites for the containerd axis, comma-separated: bookworm (1.6), trixie (1.7), sid (2.x)",
+    "out": "the matrix folder (default runs/matrix/<UTC stamp>); --resume reuses one",
+    "deadline": "minutes; then what runs is stopped and torn down, and the rest is NOT RUN",
+    "max_vcpus": "cap on the guests' vCPUs running at once (default: 2 x host cores)",
+    "resume": "keep the cells of --out that already hold a complete run",
+    "unsupported": "also run pairs upstream does not support",
+    "compare": "a previous matrix.json: mark every cell that changed as `was -> now`",
+    "dry_run": "print the plan, run nothing",
+    "no_fanout": "boot a fresh lab for every scenario instead of restoring a cell's pooled lab",
+})
+@harness_errors
+def matrix_run(c, scenario, kubernetes=None, suite="sid", out=None, deadline=None, max_vcpus=None, resume=False,
+               unsupported=False, compare=None, dry_run=False, no_fanout=False):
+    """Run scenarios across Kubernetes and containerd versions; pivot their facts into matrix.md/html."""
+    import os
+    from pathlib import Path
+
+    from harness import paths
+    from harness.matrix import report, run, schedule
+
+    cells, scenarios, axes = _matrix_cells(scenario, kubernetes, suite)
+    if resume and not out:
+        raise UsageError("--resume needs --out MATRIX_FOLDER (the matrix to resume)")
+    previous = report.load(Path(compare)) if compare else None
+    folder = Path(out) if out else paths.project_root() / "runs" / "matrix" / time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    opts = run.Options(out=folder, deadline_min=float(deadline) if deadline else None,
+                       max_vcpus=int(max_vcpus) if max_vcpus else 2 * (os.cpu_count() or 1),
+                       memory_budget_mib=schedule.budget(host.meminfo()["MemTotal"] >> 20),
+                       resume=resume, run_unsupported=unsupported, fanout=not no_fanout)
+    print("\n".join(run.plan_lines(cells, scenarios, opts)))
+    if dry_run:
+        return
+    host.prepare()
+    signals.install()
+    matrix = run.run(cells, scenarios, opts, axes, Progress())
+    if previous:
+        report.save(report.compare(matrix, previous, compare), folder)
+    print(folder / "matrix.md")
+    statuses = [s["status"] for cell in matrix["cells"] for s in cell["scenarios"].values()]
+    if report.INFRA in statuses:
+        raise Exit("kubelab: matrix: some cells are INFRA", code=2)
+    if report.FAIL in statuses:
+        raise Exit("kubelab: matrix: some cells FAIL", code=1)
+
+
+@task(help={"format_": "github or gitlab", "scenario": "as for matrix", "kubernetes": "as for matrix",
+            "suite": "as for matrix", "deadline": "the harness deadline per cell job, minutes (the job timeout adds a margin)",
+            "output": "write here instead of printing", "unsupported": "also export unsupported pairs"})
+@harness_errors
+def matrix_export(c, format_, scenario, kubernetes=None, suite="sid", deadline=150, output=None, unsupported=False):
+    """One CI job per matrix cell, for self-hosted libvirt runners, plus a merge job."""
+    from pathlib import Path
+
+    from harness.matrix import export
+
+    cells, _, _ = _matrix_cells(scenario, kubernetes, suite)
+    text = export.export(format_, [cl for cl in cells if cl.supported or unsupported], int(deadline))
+    if output:
+        Path(output).write_text(text)
+        print(output)
+    else:
+        print(text, end="")
+
+
+@task(help={"out": "folder for the merged matrix", "parts": "glob of the jobs' matrix.json files"})
+@harness_errors
+def matrix_merge(c, out, parts):
+    """Combine the matrix.json of several jobs into one report."""
+    import glob
+    from pathlib import Path
+
+    from harness.matrix import report
+
+    files = sorted(glob.glob(parts))
+    if not files:
+        raise UsageError(f"--parts {parts!r}: no file matches")
+    print(report.save(report.merge([report.load(Path(f)) for f in files]), Path(out)))
+
+
+ns.add_collection(Collection("matrix", run=matrix_run, export=matrix_export, merge=matrix_merge))

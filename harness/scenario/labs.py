@@ -6,6 +6,8 @@ engine tests can hand it scripted machines instead.
 
 from __future__ import annotations
 
+import time
+
 from .. import lifecycle
 from ..lab import Lab, LabSpec, MachineSpec
 from ..remote.ssh import SshRemote
@@ -60,10 +62,81 @@ class BackendLabs:
         self.backend_name = backend  # None: the scenario's pin, else libvirt
 
     def up(self, scenario, suite: str, name: str, progress) -> LabHandle:
-        machines = tuple(MachineSpec(m.name, m.role, m.cpus, m.memory) for m in scenario.lab.machines)
-        kubernetes = f"v{scenario.install.kubernetes}" if scenario.install.track == "kubeadm" else None
-        backend = self.backend_name or scenario.lab.backend or "libvirt"
-        lifecycle.check_capacity(machines, kubernetes=kubernetes)
-        lab = lifecycle.up(LabSpec(name, suite, backend, machines, kubernetes=kubernetes,
-                                   network=scenario.lab.network, preload=scenario.install.preload), progress)
-        return LabHandle(lab, lifecycle.backend_for(backend))
+        spec = lab_spec(scenario, suite, name, self.backend_name)
+        lifecycle.check_capacity(spec.machines, kubernetes=spec.kubernetes)
+        lab = lifecycle.up(spec, progress)
+        return LabHandle(lab, lifecycle.backend_for(spec.backend))
+
+
+# -- snapshot fan-out ---------------------------------------------------------------------
+FANOUT_TAG = "kubelab-fanout-base"
+
+
+def lab_spec(scenario, suite: str, name: str, backend: str | None = None) -> LabSpec:
+    """The lab a scenario asks for (what BackendLabs creates, and what a pool is keyed by)."""
+    machines = tuple(MachineSpec(m.name, m.role, m.cpus, m.memory) for m in scenario.lab.machines)
+    kubernetes = f"v{scenario.install.kubernetes}" if scenario.install.track == "kubeadm" else None
+    return LabSpec(name, suite, backend or scenario.lab.backend or "libvirt", machines, kubernetes=kubernetes,
+                   network=scenario.lab.network, preload=scenario.install.preload)
+
+
+def shape(spec: LabSpec) -> tuple:
+    """What two scenarios must agree on to share a pooled lab."""
+    return (spec.suite, spec.backend, spec.machines, spec.kubernetes, spec.network, spec.preload)
+
+
+def make_pool_lab(spec: LabSpec, progress) -> Lab:
+    """A lab for several scenarios in turn: booted once, every machine snapshotted at once
+    (before any fault or `kubeadm init`: bootstrap tokens would go stale in a later snapshot)."""
+    lifecycle.check_capacity(spec.machines, kubernetes=spec.kubernetes)
+    lab = lifecycle.up(spec, progress)
+    backend = lifecycle.backend_for(spec.backend)
+    try:
+        for m in spec.machines:
+            with progress.step(f"machine {m.name}: snapshot {FANOUT_TAG}"):
+                backend.snapshot(lab, m.name, FANOUT_TAG)
+    except BaseException:
+        lifecycle.down(lab.name, progress)
+        raise
+    return lab
+
+
+class PooledHandle(LabHandle):
+    """A pooled lab's handle: the run's teardown closes its connections and leaves the
+    machines to the pool (the next run restores them; the pool's owner removes the lab)."""
+
+    def down(self, progress) -> None:
+        for r in self._remotes.values():
+            r.close()
+        progress.note(f"lab `{self.name}` kept for the next scenario of its pool (snapshot {FANOUT_TAG})")
+
+
+class PooledLabs:
+    """Scenarios run on an existing pooled lab: each run first restores every machine to the
+    pool's snapshot, then sets its clock (a restored guest resumes at the snapshot's time)."""
+
+    def __init__(self, lab_name: str):
+        self.lab_name = lab_name
+
+    def up(self, scenario, suite: str, name: str, progress) -> LabHandle:
+        from ..errors import UsageError
+
+        lab = Lab.load(self.lab_name)
+        want = shape(lab_spec(scenario, suite, name, lab.state["backend"]))
+        have = (lab.state["suite"], lab.state["backend"],
+                tuple(MachineSpec(m["name"], m["role"], m["cpus"], m["memory_mib"]) for m in lab.state["machines"]),
+                lab.state.get("kubernetes"), lab.state.get("requested_network"))
+        if want[:5] != have:
+            raise UsageError(f"--lab {self.lab_name}: that lab ({have[0]}, {[m.name for m in have[2]]}, "
+                             f"kubernetes {have[3]}) is not the lab scenario {scenario.name} asks for "
+                             f"({want[0]}, {[m.name for m in want[2]]}, kubernetes {want[3]})")
+        backend = lifecycle.backend_for(lab.state["backend"])
+        handle = PooledHandle(lab, backend)
+        if lab.state.get("pool_runs", 0):  # the first run finds the machines as the snapshot left them
+            for m in handle.machines:
+                with progress.step(f"machine {m}: restore {FANOUT_TAG}"):
+                    backend.restore(lab, m, FANOUT_TAG)
+                    handle.remote(m).run(f"date -u -s @{int(time.time())} >/dev/null", timeout=30, check=True)
+        lab.state["pool_runs"] = lab.state.get("pool_runs", 0) + 1
+        lab.save()
+        return handle

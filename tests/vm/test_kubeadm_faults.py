@@ -1,8 +1,8 @@
 """The Kubernetes fault scenarios on real clusters (sid, the default kit, TCG).
 
-Each is a whole kubeadm install, 10 to 20 minutes under TCG, so they carry the
-`cluster` marker: CI runs kubeadm-baseline (tests/vm/test_kubeadm.py) and these
-run on demand, `pytest -m cluster` (README, "Tests").
+Each is a whole kubeadm install, 15 to 40 minutes under TCG, so they carry the
+`cluster` marker (as does kubeadm-baseline in tests/vm/test_kubeadm.py) and run
+on demand, `pytest -m cluster` (README, "Tests"); CI's 90 minutes do not hold them.
 """
 
 import pytest
@@ -58,3 +58,12 @@ def test_airgap_unset_version(tmp_path, libvirt_backend, kit):
     assert [s["exit_code"] != 0 for s in inits] == [True, False]
     assert "falling back to the local client version: v1.36.3" in \
         observation(record, "falls-back-to-the-client-version")["matched"]
+
+
+def test_kubeadm_course(tmp_path, libvirt_backend, kit):
+    record = met(tmp_path, "kubeadm-course")
+    assert observation(record, "control-plane-notready-without-cni")["met"]
+    assert observation(record, "dns-fails-while-nodes-are-ready")["met"]
+    assert observation(record, "plain-workload-answers", "verify")["value"] == 2
+    assert set(record["facts"]) == {"ready_s", "crashloop_wait_s", "dns_after_fix_s"}
+    assert "unknown" not in record["facts"].values()

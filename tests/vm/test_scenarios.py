@@ -8,7 +8,7 @@ import pytest
 
 from harness.lab import Lab
 
-from .helpers import invoke, objects_of, wait_for
+from .helpers import invoke, objects_of, remove_lab_whatever_happened, wait_for
 
 HOST_SCENARIOS = ["br-netfilter-missing", "ip-forward-off", "swap-on", "containerd-dropin-merge", "cgroup-driver-host"]
 
@@ -29,15 +29,44 @@ def failed_checks(record):
     return [(o["check"], o["machine"], o["value"]) for o in record["observations"] if o["met"] is False]
 
 
+@pytest.fixture(scope="module")
+def host_matrix(tmp_path_factory, libvirt_backend, bookworm_image):
+    """Every host scenario in one `invoke matrix` cell on bookworm: one pooled lab, booted
+    once and snapshotted; each scenario restores the snapshot (fan-out)."""
+    out = tmp_path_factory.mktemp("host-matrix") / "matrix"
+    proc = invoke("matrix", "--scenario", ",".join(HOST_SCENARIOS), "--suite", "bookworm", "--out", str(out),
+                  "--deadline", "60")
+    text, _ = proc.communicate(timeout=4200)
+    matrix = json.loads((out / "matrix.json").read_text())
+    return out, matrix, proc.returncode, text
+
+
 @pytest.mark.parametrize("name", HOST_SCENARIOS)
-def test_scenario_meets_its_expectations(name, tmp_path, libvirt_backend, bookworm_image):
-    code, record, out = run_scenario(tmp_path, name)
-    assert code == 0, f"{record['verdict']}\n{failed_checks(record)}\n{out[-3000:]}"
+def test_scenario_meets_its_expectations(name, host_matrix):
+    out, matrix, code, text = host_matrix
+    [cell] = matrix["cells"]
+    result = cell["scenarios"][name]
+    record = json.loads((out / result["run_dir"]).with_name("run.json").read_text())
+    assert result["status"] == "met", f"{result}\n{failed_checks(record)}\n{text[-3000:]}"
     assert record["status"] == "complete" and record["verdict"]["result"] == "met"
     asserted = [o for o in record["observations"] if o["met"] is not None]
     assert {o["kind"] for o in asserted} == {"armed", "expect", "verify"}
     assert all(o["met"] for o in asserted)
     assert [p["status"] for p in record["phases"]] == ["ok", "ok", "ok", "skipped", "ok", "ok", "ok", "ok", "ok"]
+
+
+def test_host_scenarios_shared_one_pooled_lab_and_left_nothing(host_matrix):
+    out, matrix, code, text = host_matrix
+    assert code == 0, text[-3000:]
+    [cell] = matrix["cells"]
+    labs = {r["pooled_lab"] for r in cell["scenarios"].values()}
+    assert len(labs) == 1 and "" not in labs, labs
+    [lab] = labs
+    assert f"booting pooled lab {lab}" in text
+    logs = {n: (out / r["log"]).read_text() for n, r in cell["scenarios"].items()}
+    restored = [n for n in HOST_SCENARIOS if "restore kubelab-fanout-base: done" in logs[n]]
+    assert restored == HOST_SCENARIOS[1:]  # the first run found the lab as its snapshot left it
+    assert objects_of(lab) == [] and not Lab.path_for(lab).exists()
 
 
 @pytest.mark.parametrize("name", HOST_SCENARIOS)
@@ -49,14 +78,60 @@ def test_negative_control_passes_the_healthy_checks(name, tmp_path, libvirt_back
     assert {o["kind"] for o in record["observations"] if o["met"] is not None} == {"verify"}
 
 
-@pytest.mark.parametrize("suite,containerd_major,merged", [("trixie", "1", False), ("sid", "2", True)])
-def test_containerd_dropin_on_other_suites(suite, containerd_major, merged, tmp_path, libvirt_backend):
-    code, record, out = run_scenario(tmp_path, "containerd-dropin-merge", "--suite", suite)
-    assert code == 0, f"{record['verdict']}\n{failed_checks(record)}\n{out[-3000:]}"
-    assert record["machines"]["node1"]["versions"]["containerd"].startswith(containerd_major + ".")
-    met = {o["check"] for o in record["observations"] if o["met"]}
-    assert ("v2-config-toml-table-kept" in met) is merged
-    assert ("v1-config-toml-table-replaced" in met) is not merged
+def matrix_statuses(out):
+    try:
+        matrix = json.loads((out / "matrix.json").read_text())
+    except (FileNotFoundError, ValueError):
+        return {}
+    return {c["suite"]: c["scenarios"]["containerd-dropin-merge"]["status"] for c in matrix["cells"]}
+
+
+def test_matrix_across_the_suites_interrupted_then_resumed_shows_where_containerd_changes(tmp_path, libvirt_backend):
+    """`invoke matrix` of the drop-in scenario on bookworm, trixie and sid side by side,
+    stopped by SIGTERM once one cell is done; `--resume` then runs only the cells that did
+    not finish. The pivot shows each observed `cri_table`: 1.6 and 1.7 replace the CRI
+    table from a drop-in, 2.x merges it, with the border between them."""
+    out = tmp_path / "matrix"
+    args = ("matrix", "--scenario", "containerd-dropin-merge", "--suite", "bookworm,trixie,sid",
+            "--out", str(out), "--deadline", "40")
+    first = invoke(*args)
+    try:
+        done = wait_for(lambda: [s for s, st in matrix_statuses(out).items() if st == "met"], 1800,
+                        "a first matrix cell to finish", interval=1)
+        first.send_signal(signal.SIGTERM)
+        text, _ = first.communicate(timeout=600)
+    finally:
+        if first.poll() is None:
+            first.kill()
+    assert first.returncode != 0, text[-3000:]
+    before = json.loads((out / "matrix.json").read_text())
+    kept = {c["suite"]: c["scenarios"]["containerd-dropin-merge"] for c in before["cells"]}
+    missing = [s for s, r in kept.items() if r["status"] != "met"]
+    assert missing, f"every cell finished before the stop: {matrix_statuses(out)}"
+
+    second = invoke(*args, "--resume")
+    text, _ = second.communicate(timeout=3000)
+    assert second.returncode == 0, text[-4000:]
+    for suite in done:
+        assert f"host_{suite} containerd-dropin-merge: kept from the previous run (met)" in text
+    matrix = json.loads((out / "matrix.json").read_text())
+    results = {c["suite"]: c["scenarios"]["containerd-dropin-merge"] for c in matrix["cells"]}
+    for suite in done:
+        assert results[suite] == kept[suite]  # not run again
+    for suite in missing:
+        assert results[suite]["status"] == "met" and results[suite]["run_dir"] != kept[suite].get("run_dir")
+    assert {s: r["facts"]["cri_table"] for s, r in results.items()} == {
+        "bookworm": "replaced", "trixie": "replaced", "sid": "merged"}
+    assert {s: r["containerd_observed"].split(".")[0] for s, r in results.items()} == {
+        "bookworm": "1", "trixie": "1", "sid": "2"}
+    md = (out / "matrix.md").read_text()
+    column = {c["suite"]: c["column"] for c in matrix["cells"]}
+    assert f"{column['trixie']} -> {column['sid']}: replaced -> merged" in md
+    for r in results.values():
+        assert (out / r["run_dir"]).exists()
+    for run_json in (out / "cells").glob("*/*/*/run.json"):
+        lab = json.loads(run_json.read_text())["lab"]["name"]
+        assert objects_of(lab) == [], f"lab {lab} left objects behind"
 
 
 def test_interrupted_run_leaves_an_incomplete_report_and_no_machines(tmp_path, libvirt_backend, bookworm_image):
@@ -73,10 +148,18 @@ def test_interrupted_run_leaves_an_incomplete_report_and_no_machines(tmp_path, l
                 return path
         return None
 
-    path = wait_for(in_expect, 300, "the expect phase", interval=0.05)
-    proc.send_signal(signal.SIGINT)
-    out, _ = proc.communicate(timeout=180)
-    record = json.loads(path.read_text())
+    try:
+        path = wait_for(in_expect, 300, "the expect phase", interval=0.05)
+        proc.send_signal(signal.SIGTERM)  # what a CI runner's cancel sends
+        out, _ = proc.communicate(timeout=180)
+        record = json.loads(path.read_text())
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        for run_json in (tmp_path / "runs").glob("*/*/run.json"):
+            lab_name = json.loads(run_json.read_text()).get("lab", {}).get("name")
+            if lab_name:
+                remove_lab_whatever_happened(lab_name)
     assert proc.returncode == 2, out
     assert record["status"] == "incomplete" and record["verdict"]["result"] == "interrupted"
     expect = next(p for p in record["phases"] if p["name"] == "expect")

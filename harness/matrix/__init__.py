@@ -1,0 +1,1 @@
+"""The version matrix: cells of (Kubernetes, containerd), run on one host or exported to CI."""
