@@ -164,17 +164,22 @@ def _shared(cell, scenarios: dict, scenario) -> bool:
     return sum(1 for n in cell.scenarios if key(scenarios[n]) == key(scenario)) > 1
 
 
-def _drop_pool(state: _State, pools: dict, lab_name: str, progress) -> None:
+def _down_quietly(lab_name: str, progress) -> None:
+    """A pooled lab removed; a failure is said with its fix and does not stop the matrix."""
     from .. import lifecycle
     from ..errors import HarnessError
 
-    for key, name in list(pools.items()):
-        if name == lab_name:
-            del pools[key]
     try:
         lifecycle.down(lab_name, progress)
     except HarnessError as exc:
         progress.note(f"pooled lab {lab_name}: teardown failed ({exc}); `invoke lab.down -n {lab_name}`")
+
+
+def _drop_pool(state: _State, pools: dict, lab_name: str, progress) -> None:
+    for key, name in list(pools.items()):
+        if name == lab_name:
+            del pools[key]
+    _down_quietly(lab_name, progress)
     with state.lock:
         state.pools.discard(lab_name)
 
@@ -301,13 +306,7 @@ def run(cells, scenarios: dict, opts: Options, axes: dict, progress: Progress | 
         raise
     finally:
         for lab_name in list(state.pools):  # a cell thread that did not finish its teardown in time
-            from .. import lifecycle
-            from ..errors import HarnessError
-
-            try:
-                lifecycle.down(lab_name, progress)
-            except HarnessError as exc:
-                progress.note(f"pooled lab {lab_name}: teardown failed ({exc}); `invoke lab.down -n {lab_name}`")
+            _down_quietly(lab_name, progress)
         with state.lock:
             matrix["concurrent_cells"] = peak
             matrix["wall_s"] = round(time.time() - started, 1)  # this invocation's (a resume counts its own)

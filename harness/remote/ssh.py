@@ -52,7 +52,9 @@ def _pinned_key(host_key: str) -> paramiko.PKey:
 class SshRemote:
     """One machine's SSH session; connects lazily, reconnects after a reboot."""
 
-    def __init__(self, target: SshTarget, connect_timeout: float = 10.0):
+    # A guest still busy booting under TCG (a trixie guest beside a booting sid one) took
+    # 13 s for its first command; with 10 s the handshake was cut off ("No existing session").
+    def __init__(self, target: SshTarget, connect_timeout: float = 30.0):
         self.target = target
         self.connect_timeout = connect_timeout
         self._client: paramiko.SSHClient | None = None
@@ -89,6 +91,8 @@ class SshRemote:
         except (OSError, paramiko.SSHException, EOFError) as exc:
             client.close()
             reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+            if reason == "No existing session":  # paramiko's words for a handshake that did not finish
+                reason = f"the SSH handshake did not finish within {self.connect_timeout:g}s (No existing session)"
             raise ConnectError(t, reason) from None
         transport = client.get_transport()
         if transport is not None:
