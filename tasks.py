@@ -63,13 +63,23 @@ def doctor(c, fix=False):
 # -- images ------------------------------------------------------------------
 @task(help={"suite": f"Debian suite: {', '.join(SUITES)}", "rebuild": "build even if cached",
             "kubernetes": "make a node image: the suite image plus this Kubernetes kit (built if missing)",
-            "preload": "with --kubernetes: pull every kit image into the node image, so no pull is needed"})
+            "preload": "with --kubernetes: pull every kit image into the node image, so no pull is needed",
+            "containerd": "sid with this containerd built from source (2.2-2.4; built if missing) over Debian's"})
 @harness_errors
-def images_build(c, suite=DEFAULT_SUITE, rebuild=False, kubernetes=None, preload=False):
+def images_build(c, suite=DEFAULT_SUITE, rebuild=False, kubernetes=None, preload=False, containerd=None):
     """Build (or reuse) a guest image of a Debian suite, or with --kubernetes a node image on it."""
     check_suite(suite)
     if preload and not kubernetes:
         raise UsageError("--preload needs --kubernetes VERSION (it preloads that kit's images)")
+    tag = None
+    if containerd:
+        from harness.artifacts import containerd as built
+        from harness.images.containerd_image import SUITE
+
+        if suite != SUITE:
+            raise UsageError(f"--containerd {containerd}: a containerd built from source goes into --suite {SUITE}")
+        tag = built.check_version(containerd)
+        built.build_containerd(tag, Progress())
     host.prepare()
     if kubernetes:
         from harness.artifacts import kit
@@ -77,7 +87,11 @@ def images_build(c, suite=DEFAULT_SUITE, rebuild=False, kubernetes=None, preload
 
         version = kit.check_version(kubernetes)
         kit.build_kit(version, Progress())
-        image = node.ensure(suite, version.tag, Progress(), preload=preload, rebuild=rebuild)
+        image = node.ensure(suite, version.tag, Progress(), preload=preload, rebuild=rebuild, containerd=tag)
+    elif tag:
+        from harness.images import containerd_image
+
+        image = containerd_image.ensure(suite, tag, Progress(), rebuild=rebuild)
     else:
         image = image_build.ensure(Recipe.debian(suite), Progress(), rebuild=rebuild)
     print(f"{image.id}  {image.directory}")
@@ -104,6 +118,15 @@ def images_list(c, json_=False):
                   f"CNI plugins {kube['cni_plugins']}; preloaded {len(image.manifest['preloaded'])} image(s)\n"
                   f"  built {image.manifest['built_at']} in {image.manifest['build_seconds']}s  {image.directory}")
             continue
+        built = image.manifest.get("containerd_build")
+        if built:
+            from harness.images.containerd_image import is_current
+
+            stale = "" if is_current(image) else "  (stale: suite image or containerd build changed)"
+            print(f"{image.id}{stale}  (on {image.manifest['base_image']})\n  containerd {built['version']} built "
+                  f"from {built['module']} over Debian's {built['debian_package']}, runc {v['runc']}\n"
+                  f"  made {image.manifest['built_at']} in {image.manifest['build_seconds']}s  {image.directory}")
+            continue
         stale = "" if current.get(image.suite) == image.id else "  (stale: recipe changed)"
         print(f"{image.id}{stale}\n  {v['os']} ({v['debian_version']}), kernel {v['kernel']}, "
               f"containerd {v['containerd']}, runc {v['runc']}, systemd {v['systemd']}\n"
@@ -128,11 +151,15 @@ def images_box(c, suite=DEFAULT_SUITE):
 @harness_errors
 def images_prune(c):
     """Remove images whose recipe changed since they were built, and their Vagrant boxes and box volumes."""
-    from harness.images import node
+    from harness.images import containerd_image, node
 
     current = {Recipe.debian(s).image_id for s in SUITES}
     for image in store.all_images():
-        if image.id not in current and not (image.manifest.get("kubernetes") and node.is_current(image)):
+        if image.manifest.get("kubernetes"):
+            keep = node.is_current(image)
+        else:
+            keep = image.id in current or containerd_image.is_current(image)
+        if not keep:
             image_build.remove(image)
             print(f"removed {image.id}")
     from harness.images import box
@@ -151,13 +178,22 @@ def images_prune(c):
 
 # -- artifacts ------------------------------------------------------------------
 @task(help={"kubernetes": "Kubernetes release to build (default: harness.artifacts.versions.DEFAULT_KUBERNETES)",
-            "rebuild": "build every component again even if stored"})
+            "rebuild": "build every component again even if stored",
+            "containerd": "instead, build this containerd release (2.2-2.4) from its Go module"})
 @harness_errors
-def artifacts_build(c, kubernetes=None, rebuild=False):
+def artifacts_build(c, kubernetes=None, rebuild=False, containerd=None):
     """Build Kubernetes, etcd, CoreDNS, flannel, CNI plugins, crictl and pause from source, then their images."""
     from harness.artifacts import kit
     from harness.artifacts.versions import DEFAULT_KUBERNETES
 
+    if containerd:
+        from harness.artifacts import containerd as built
+
+        if kubernetes:
+            raise UsageError("--containerd builds containerd alone: leave out --kubernetes, or run twice")
+        record = built.build_containerd(built.check_version(containerd), Progress(), rebuild=rebuild)
+        print(f"containerd {record['containerd']}: {', '.join(sorted(record['files']))} in {record['seconds']}s")
+        return
     version = kit.check_version(kubernetes or DEFAULT_KUBERNETES)
     record = kit.build_kit(version, Progress(), rebuild=rebuild)
     print(f"kit {record['kubernetes']}: {len(record['components'])} components in {record['seconds']}s")
@@ -181,11 +217,14 @@ def artifacts_list(c, json_=False):
     "name": "lab name (default: lab-XXXX)",
     "backend": "machine backend",
     "kubernetes": "boot the node image of this Kubernetes kit and serve its registry and files to the lab",
+    "containerd": "sid with this containerd built from source (2.2-2.4; `invoke artifacts.build --containerd V`)",
 })
 @harness_errors
-def lab_up(c, machines=1, suite=DEFAULT_SUITE, cpus=1, memory=1024, name=None, backend="libvirt", kubernetes=None):
+def lab_up(c, machines=1, suite=DEFAULT_SUITE, cpus=1, memory=1024, name=None, backend="libvirt", kubernetes=None,
+           containerd=None):
     """Create a lab: an isolated network and N machines, up when SSH answers."""
-    spec = lifecycle.plan_lab(int(machines), suite, int(cpus), int(memory), name, backend, kubernetes=kubernetes)
+    spec = lifecycle.plan_lab(int(machines), suite, int(cpus), int(memory), name, backend, kubernetes=kubernetes,
+                              containerd=containerd)
     lab = lifecycle.up(spec, Progress())
     print(lab.name)
 
@@ -289,13 +328,24 @@ def demo(c, suite=DEFAULT_SUITE, keep=False):
     "dry_run": "print every command that would run on every machine, create nothing",
     "kubernetes": "install this Kubernetes release instead of the scenario's (kubeadm scenarios)",
     "lab": "run on this pooled lab (made by `invoke matrix`): restore its snapshot first, leave it up after",
+    "containerd": "run on sid with this containerd built from source (2.2-2.4) over Debian's",
 })
 @harness_errors
-def scenario_run(c, name, suite=None, keep=False, control=False, dry_run=False, kubernetes=None, lab=None):
+def scenario_run(c, name, suite=None, keep=False, control=False, dry_run=False, kubernetes=None, lab=None,
+                 containerd=None):
     """Run a scenario: inject, observe the failure, recover, verify, report. Exit 0/1/2."""
     from harness.scenario.load import find, load
 
     scenario = load(find(name))
+    if containerd:
+        from harness.artifacts.containerd import parse
+        from harness.images.containerd_image import SUITE
+
+        if suite and suite != SUITE:
+            raise UsageError(f"--containerd {containerd}: a containerd built from source runs on {SUITE}, "
+                             f"not --suite {suite}")
+        scenario = scenario.with_containerd(parse(containerd).lstrip("v"))
+        suite = SUITE
     if kubernetes:
         from harness.artifacts.versions import KubeVersion
 
@@ -381,9 +431,10 @@ ns.add_collection(Collection("lab", up=lab_up, ssh=lab_ssh, status=lab_status, d
 
 
 # -- matrix ----------------------------------------------------------------------------
-def _matrix_cells(scenario, kubernetes, suite):
+def _matrix_cells(scenario, kubernetes, suite, containerd=None):
+    from harness.artifacts.containerd import parse
     from harness.artifacts.versions import DEFAULT_KUBERNETES
-    from harness.matrix.cells import image_containerd, make_cells, parse_list
+    from harness.matrix.cells import HOST, image_containerd, make_cells, parse_list
     from harness.scenario.load import find, load
 
     scenarios = {}
@@ -392,16 +443,40 @@ def _matrix_cells(scenario, kubernetes, suite):
         for w in s.warnings:
             print(f"warning: {w}", file=sys.stderr)
         scenarios[s.name] = s
-    versions = parse_list(kubernetes or DEFAULT_KUBERNETES, "kubernetes")
-    suites = parse_list(suite, "suite")
-    axes = {"kubernetes": list(versions), "suites": list(suites), "scenarios": list(scenarios)}
-    return make_cells(scenarios, versions, suites, series=image_containerd), scenarios, axes
+    # "host" is the row of host-only scenarios (an exported host cell passes it back)
+    versions = tuple(v for v in parse_list(kubernetes or DEFAULT_KUBERNETES, "kubernetes") if v != HOST) \
+        or (DEFAULT_KUBERNETES,)
+    built = tuple(parse(v).lstrip("v") for v in parse_list(containerd, "containerd")) if containerd else ()
+    suites = parse_list(suite, "suite") if suite or not built else ()  # --suite "" with --containerd: built only
+    axes = {"kubernetes": list(versions), "suites": list(suites), "containerd_built": list(built),
+            "scenarios": list(scenarios)}
+    return make_cells(scenarios, versions, suites, series=image_containerd, built=built), scenarios, axes
+
+
+def _build_containerd(cells, scenarios) -> None:
+    """Each containerd of the matrix built from source, its sid layer and the node images on
+    it, before any cell starts (cells running side by side would otherwise each make them)."""
+    from harness.artifacts import containerd as built
+    from harness.artifacts import kit
+    from harness.images import containerd_image, node
+    from harness.matrix.cells import HOST
+
+    for version in dict.fromkeys(cl.built for cl in cells if cl.built):
+        built.build_containerd(built.check_version(version), Progress())
+        containerd_image.ensure(containerd_image.SUITE, version, Progress())
+    for cl in cells:
+        if cl.built and cl.kubernetes != HOST and cl.supported:
+            tag = kit.check_version(cl.kubernetes)
+            kit.build_kit(tag, Progress())
+            preload = any(scenarios[n].install.preload for n in cl.scenarios)
+            node.ensure(containerd_image.SUITE, tag.tag, Progress(), preload=preload, containerd=cl.built)
 
 
 @task(default=True, help={
     "scenario": "scenario names, comma-separated",
     "kubernetes": "Kubernetes releases, comma-separated (default: the kit's default)",
     "suite": "Debian suites for the containerd axis, comma-separated: bookworm (1.6), trixie (1.7), sid (2.x)",
+    "containerd": "containerd releases built from source into sid (2.2-2.4), comma-separated: more columns",
     "out": "the matrix folder (default runs/matrix/<UTC stamp>); --resume reuses one",
     "deadline": "minutes; then what runs is stopped and torn down, and the rest is NOT RUN",
     "max_vcpus": "cap on the guests' vCPUs running at once (default: 2 x host cores)",
@@ -413,7 +488,7 @@ def _matrix_cells(scenario, kubernetes, suite):
 })
 @harness_errors
 def matrix_run(c, scenario, kubernetes=None, suite="sid", out=None, deadline=None, max_vcpus=None, resume=False,
-               unsupported=False, compare=None, dry_run=False, no_fanout=False):
+               unsupported=False, compare=None, dry_run=False, no_fanout=False, containerd=None):
     """Run scenarios across Kubernetes and containerd versions; pivot their facts into matrix.md/html."""
     import os
     from pathlib import Path
@@ -421,7 +496,7 @@ def matrix_run(c, scenario, kubernetes=None, suite="sid", out=None, deadline=Non
     from harness import paths
     from harness.matrix import report, run, schedule
 
-    cells, scenarios, axes = _matrix_cells(scenario, kubernetes, suite)
+    cells, scenarios, axes = _matrix_cells(scenario, kubernetes, suite, containerd)
     if resume and not out:
         raise UsageError("--resume needs --out MATRIX_FOLDER (the matrix to resume)")
     previous = report.load(Path(compare)) if compare else None
@@ -435,6 +510,7 @@ def matrix_run(c, scenario, kubernetes=None, suite="sid", out=None, deadline=Non
         return
     host.prepare()
     signals.install()
+    _build_containerd(cells, scenarios)
     matrix = run.run(cells, scenarios, opts, axes, Progress())
     if previous:
         report.save(report.compare(matrix, previous, compare), folder)
@@ -448,15 +524,17 @@ def matrix_run(c, scenario, kubernetes=None, suite="sid", out=None, deadline=Non
 
 @task(help={"format_": "github or gitlab", "scenario": "as for matrix", "kubernetes": "as for matrix",
             "suite": "as for matrix", "deadline": "the harness deadline per cell job, minutes (the job timeout adds a margin)",
-            "output": "write here instead of printing", "unsupported": "also export unsupported pairs"})
+            "output": "write here instead of printing", "unsupported": "also export unsupported pairs",
+            "containerd": "as for matrix"})
 @harness_errors
-def matrix_export(c, format_, scenario, kubernetes=None, suite="sid", deadline=150, output=None, unsupported=False):
+def matrix_export(c, format_, scenario, kubernetes=None, suite="sid", deadline=150, output=None, unsupported=False,
+                  containerd=None):
     """One CI job per matrix cell, for self-hosted libvirt runners, plus a merge job."""
     from pathlib import Path
 
     from harness.matrix import export
 
-    cells, _, _ = _matrix_cells(scenario, kubernetes, suite)
+    cells, _, _ = _matrix_cells(scenario, kubernetes, suite, containerd)
     text = export.export(format_, [cl for cl in cells if cl.supported or unsupported], int(deadline))
     if output:
         Path(output).write_text(text)

@@ -49,6 +49,7 @@ class LabSpec:
     node_image: bool = True  # with a kit: boot the node image (False: the plain suite image)
     network: str | None = None  # a /24 the lab network must use (else the first free one)
     preload: bool = False  # with a kit: the node image that already holds the kit's images
+    containerd: str | None = None  # a containerd built from source (sid), over the suite's own
 
 
 def check_name(kind: str, name: str, limit: int) -> list[str]:
@@ -92,6 +93,7 @@ class Lab:
             "objects": {"networks": [], "volumes": [], "domains": []},
             "snapshots": {},
             "kubernetes": spec.kubernetes,
+            "containerd": spec.containerd,
             "requested_network": spec.network,
             "services": {},
         }

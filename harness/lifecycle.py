@@ -12,8 +12,7 @@ import secrets
 
 from . import host
 from .errors import HarnessError, UsageError
-from .images import build as image_build
-from .images.recipe import Recipe, check_suite
+from .images.recipe import check_suite
 from .lab import MAX_LAB_NAME, MAX_MACHINE_NAME, Lab, LabSpec, MachineSpec, check_name
 from .machines.base import MachineBackend
 from .progress import Progress
@@ -40,9 +39,19 @@ def backend_for(name: str) -> MachineBackend:
 
 def plan_lab(machines: int, suite: str, cpus: int, memory: int, name: str | None = None,
              backend: str = "libvirt", available_mib: int | None = None,
-             kubernetes: str | None = None) -> LabSpec:
+             kubernetes: str | None = None, containerd: str | None = None) -> LabSpec:
     """Check every input at once; raise UsageError listing all problems."""
     problems = []
+    if containerd:
+        from .artifacts.containerd import parse
+        from .images.containerd_image import SUITE
+
+        try:
+            containerd = parse(containerd).lstrip("v")
+        except UsageError as exc:
+            problems.append(str(exc))
+        if suite != SUITE:
+            problems.append(f"--containerd {containerd}: a containerd built from source runs on --suite {SUITE}")
     if not 1 <= machines <= MAX_MACHINES:
         problems.append(f"--machines {machines}: must be 1..{MAX_MACHINES}")
     try:
@@ -81,7 +90,7 @@ def plan_lab(machines: int, suite: str, cpus: int, memory: int, name: str | None
     specs = tuple(MachineSpec(f"node{i + 1}", "node", cpus, memory) for i in range(machines))
     for m in specs:
         assert not check_name("machine", m.name, MAX_MACHINE_NAME)
-    return LabSpec(name, suite, backend, specs, kubernetes=kubernetes)
+    return LabSpec(name, suite, backend, specs, kubernetes=kubernetes, containerd=containerd or None)
 
 
 def overhead_mib(kubernetes: str | None) -> int:
@@ -120,9 +129,11 @@ def up(spec: LabSpec, progress: Progress | None = None) -> Lab:
     if kit and spec.node_image:
         from .images import node
 
-        image = node.ensure(spec.suite, spec.kubernetes, progress, preload=spec.preload)
+        image = node.ensure(spec.suite, spec.kubernetes, progress, preload=spec.preload, containerd=spec.containerd)
     else:
-        image = image_build.ensure(Recipe.debian(spec.suite), progress)
+        from .images import containerd_image
+
+        image = containerd_image.base_image(spec.suite, spec.containerd, progress)
     lab = Lab.create(spec, {
         "id": image.id, "directory": str(image.directory), "versions": image.versions,
     })

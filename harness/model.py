@@ -40,6 +40,7 @@ class LabDef:
     backend: str | None = None  # pin: libvirt or vagrant
     network: str | None = None  # the lab network's CIDR (a /24), e.g. to overlap flannel's 10.244/16
     overlap: str = ""  # "intended": the network overlaps the cluster's ranges on purpose (no lint warning)
+    containerd: str = ""  # "2.2.9": a containerd built from source over sid's own ("" = the suite's)
 
     def roles(self) -> dict[str, str]:
         return {m.name: m.role for m in self.machines}
@@ -186,6 +187,10 @@ class Scenario:
     warnings: tuple[str, ...] = ()  # file:line: what lint and a run print before anything is created
     source_file: str = ""
     sha256: str = ""
+
+    def with_containerd(self, version: str) -> "Scenario":
+        """The same scenario on a containerd built from source (the matrix's column axis)."""
+        return replace(self, lab=replace(self.lab, suite="sid", containerd=version))
 
     def with_kubernetes(self, version: str) -> "Scenario":
         """The same scenario on another Kubernetes release (the matrix's row axis)."""

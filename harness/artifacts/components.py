@@ -159,3 +159,24 @@ def crictl(version: str, upstream_go_line: str) -> Component:
                      gomod_text=gomod.wrapper({mod: version}, [f"{mod}/cmd/crictl"], _go_line(upstream_go_line)),
                      programs=(Program(f"{mod}/cmd/crictl", "crictl"),),
                      ldflags=(f"-X {mod}/pkg/version.Version={version}",))
+
+
+def containerd(version: str, upstream_go_line: str) -> list[Component]:
+    """containerd and ctr, and the runc shim, as upstream's Makefile builds them
+    (containerd/containerd Makefile @ v2.2.9): tags `urfave_cli_no_docs`, the shim also
+    `no_grpc` and with cgo off (SHIM_CGO_ENABLED ?= 0); version stamped into
+    $(PKG)/version. cgo is off for containerd too: the only cgo part is the btrfs
+    snapshotter, which `no_btrfs` leaves out (the lab uses overlayfs)."""
+    mod = "github.com/containerd/containerd/v2"
+    text = gomod.wrapper({mod: version}, [f"{mod}/cmd/{c}" for c in ("containerd", "ctr", "containerd-shim-runc-v2")],
+                         _go_line(upstream_go_line))
+    stamp = (f"-X {mod}/version.Version={version}", f"-X {mod}/version.Package={mod}")
+    wrapper_name = f"containerd-{version}"
+    return [
+        Component(name="containerd", module=mod, version=version, wrapper=wrapper_name, gomod_text=text,
+                  programs=(Program(f"{mod}/cmd/containerd", "containerd"), Program(f"{mod}/cmd/ctr", "ctr")),
+                  ldflags=stamp, tags=("urfave_cli_no_docs", "no_btrfs")),
+        Component(name="containerd-shim-runc-v2", module=mod, version=version, wrapper=wrapper_name,
+                  gomod_text=text, programs=(Program(f"{mod}/cmd/containerd-shim-runc-v2", "containerd-shim-runc-v2"),),
+                  ldflags=stamp, tags=("urfave_cli_no_docs", "no_grpc")),
+    ]

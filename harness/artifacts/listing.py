@@ -23,7 +23,8 @@ def render(json_: bool = False) -> str:
     lines = []
     in_kits = {c["key"][:store.KEY_LEN] for k in kits for c in (*k["components"].values(), *k.get("images", {}).values())}
     for k in kits:
-        lines.append(f"kit {k['kubernetes']} ({k['go']}): {', '.join(sorted(k['components']))}")
+        what = f"kit {k['kubernetes']}" if "kubernetes" in k else f"containerd {k['containerd']}"  # containerd.py
+        lines.append(f"{what} ({k['go']}): {', '.join(sorted(k['components']))}")
     lines.append("")
     lines.append(f"{'component':<24} {'module@version':<52} {'sha256':<14} {'size':>10} {'build':>8}")
     for e in sorted(entries, key=lambda e: (e.component, e.data["module"])):

@@ -61,7 +61,7 @@ def _remove_abandoned_builds(root: Path) -> None:
             remove_tree(work)
 
 
-def _run(cmd: list[str], what: str, timeout: float, env=None, progress: Progress | None = None) -> str:
+def run_tool(cmd: list[str], what: str, timeout: float, env=None, progress: Progress | None = None) -> str:
     """Run a build command, streaming its lines to the progress line; on failure
     the error carries the command and the last lines it printed."""
     progress_line = (lambda line: progress.update(f"{what}: {line[:100]}")) if progress else None
@@ -169,13 +169,13 @@ def _build(recipe: Recipe, progress: Progress) -> store.Image:
             cmd.append(mirror)
         with progress.step(f"image {image_id}: debootstrap {recipe.suite}"):
             try:
-                _run(cmd, "debootstrap", DEBOOTSTRAP_TIMEOUT, progress=progress)
+                run_tool(cmd, "debootstrap", DEBOOTSTRAP_TIMEOUT, progress=progress)
             except ImageError as exc:
                 raise ImageError(f"{exc}{_debootstrap_log_errors(rootfs)}") from None
         with progress.step(f"image {image_id}: customize"):
             _copy_files(recipe.directory / "files", rootfs)
             env = dict(os.environ, ROOTFS=str(rootfs))
-            _run([str(recipe.directory / "customize.sh")], "customize.sh", 300, env=env, progress=progress)
+            run_tool([str(recipe.directory / "customize.sh")], "customize.sh", 300, env=env, progress=progress)
             versions = _package_versions(rootfs)
             os_release = _os_release(rootfs)
             debian_version = (rootfs / "etc/debian_version").read_text().strip()
@@ -184,10 +184,10 @@ def _build(recipe: Recipe, progress: Progress) -> store.Image:
             shutil.copy2(initrd, work / "initrd.img")
         with progress.step(f"image {image_id}: filesystem and qcow2"):
             raw = work / "root.raw"
-            _run(["truncate", "-s", DISK_SIZE, str(raw)], "truncate", 60)
-            _run(["mkfs.ext4", "-q", "-F", "-L", "root", "-d", str(rootfs), str(raw)], "mkfs.ext4", 600)
+            run_tool(["truncate", "-s", DISK_SIZE, str(raw)], "truncate", 60)
+            run_tool(["mkfs.ext4", "-q", "-F", "-L", "root", "-d", str(rootfs), str(raw)], "mkfs.ext4", 600)
             remove_tree(rootfs)
-            _run(["qemu-img", "convert", "-O", "qcow2", str(raw), str(work / "root.qcow2")], "qemu-img", 600)
+            run_tool(["qemu-img", "convert", "-O", "qcow2", str(raw), str(work / "root.qcow2")], "qemu-img", 600)
             raw.unlink()
         manifest = {
             "schema": store.MANIFEST_SCHEMA,

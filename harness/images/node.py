@@ -45,8 +45,9 @@ def _digest(base: store.Image, kit: dict, preload: bool, files: dict[str, str]) 
     return hashlib.sha256(json.dumps(blob, sort_keys=True).encode()).hexdigest()
 
 
-def image_id(suite: str, kubernetes: str, digest: str) -> str:
-    return f"node-{suite}-{kubernetes}-{digest[:12]}"
+def image_id(suite: str, kubernetes: str, digest: str, containerd: str | None = None) -> str:
+    built = f"-containerd-v{containerd.lstrip('v')}" if containerd else ""
+    return f"node-{suite}{built}-{kubernetes}-{digest[:12]}"
 
 
 def _node_files(containerd_version: str, sandbox: str) -> dict[str, str]:
@@ -72,9 +73,12 @@ def is_current(image: store.Image) -> bool:
     from ..artifacts.versions import KubeVersion
     from ..errors import HarnessError
 
+    from .containerd_image import current_layer
+
     m = image.manifest
     try:
-        base = store.find(Recipe.debian(m["suite"]))
+        built = m.get("containerd_build")
+        base = current_layer(m["suite"], built["version"]) if built else store.find(Recipe.debian(m["suite"]))
         kit = kits.load_kit(KubeVersion.parse(m["kubernetes"]["version"]))
     except (HarnessError, KeyError):
         return False
@@ -83,17 +87,19 @@ def is_current(image: store.Image) -> bool:
 
 
 def ensure(suite: str, kubernetes: str, progress: Progress | None = None, preload: bool = False,
-           rebuild: bool = False) -> store.Image:
-    """The node image of (suite, kit), built if it is not in the cache."""
+           rebuild: bool = False, containerd: str | None = None) -> store.Image:
+    """The node image of (suite, kit), built if it is not in the cache; with `containerd`,
+    on the suite image whose containerd was built from source (containerd_image.py)."""
     from ..artifacts import kit as kits
     from ..artifacts.versions import KubeVersion
+    from .containerd_image import base_image
 
     progress = progress or Progress()
     version = KubeVersion.parse(kubernetes)
     kit = kits.load_kit(version)
-    base = image_build.ensure(Recipe.debian(suite), progress)
+    base = base_image(suite, containerd, progress)
     files, digest = plan(base, kit, preload)
-    final = paths.images_dir() / image_id(suite, version.tag, digest)
+    final = paths.images_dir() / image_id(suite, version.tag, digest, containerd)
     if (final / "manifest.json").exists() and not rebuild:
         return store.load(final)
     return _build(base, kit, version.tag, files, preload, final, digest, progress)
@@ -106,7 +112,8 @@ def _build(base, kit, tag, files, preload, final, digest, progress) -> store.Ima
     started = time.time()
     spec = lifecycle.plan_lab(1, base.suite, PROVISION_CPUS, PROVISION_MEMORY, f"nodeimg-{digest[:6]}",
                               kubernetes=tag)
-    spec = type(spec)(**{**spec.__dict__, "node_image": False})
+    built = base.manifest.get("containerd_build", {}).get("version")
+    spec = type(spec)(**{**spec.__dict__, "node_image": False, "containerd": built})
     lab = lifecycle.up(spec, progress)
     work = paths.images_dir() / f".build-{final.name}-{os.getpid()}"
     try:

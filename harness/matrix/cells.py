@@ -59,20 +59,22 @@ class Cell:
     supported: bool = True
     unsupported_why: str = ""
     containerd_series: str = ""  # from the suite's image when built; else SUITE_CONTAINERD
+    built: str = ""  # "2.2.9": containerd built from source into the sid image (suite is sid)
 
     @property
     def containerd(self) -> str:
-        return self.containerd_series or SUITE_CONTAINERD[self.suite]
+        return self.built or self.containerd_series or SUITE_CONTAINERD[self.suite]
 
     @property
     def id(self) -> str:
         """Folder and CI-artifact name: unique per cell, no dots or slashes."""
         k = "host" if self.kubernetes == HOST else "k" + self.kubernetes.replace(".", "-")
-        return f"{k}_{self.suite}"
+        return f"{k}_containerd-{self.built.replace('.', '-')}" if self.built else f"{k}_{self.suite}"
 
     @property
     def column(self) -> str:
-        return f"containerd {self.containerd} ({self.suite})"
+        return f"containerd {self.built} (built, {self.suite})" if self.built else \
+            f"containerd {self.containerd} ({self.suite})"
 
 
 def parse_list(text: str, what: str) -> tuple[str, ...]:
@@ -82,25 +84,32 @@ def parse_list(text: str, what: str) -> tuple[str, ...]:
     return items
 
 
-def make_cells(scenarios: dict, kubernetes: tuple[str, ...], suites: tuple[str, ...], series=None) -> list[Cell]:
+def make_cells(scenarios: dict, kubernetes: tuple[str, ...], suites: tuple[str, ...], series=None,
+               built: tuple[str, ...] = ()) -> list[Cell]:
     """Cells for these scenarios ({name: Scenario}) across the axes, in row-major order.
 
+    The columns are the suites, then each containerd built from source (`built`, on sid).
     Unsupported pairs are kept (shown as such); the caller decides whether to run them.
     `series(suite)` gives the suite's containerd series (default: the nominal table).
     """
+    from ..artifacts.containerd import parse
+    from ..images.containerd_image import SUITE
+
     series = series or SUITE_CONTAINERD.get
     for s in suites:
         if s not in SUITES:
             raise UsageError(f"--suite {s}: choose from {', '.join(SUITES)}")
     for k in kubernetes:
         KubeVersion.parse(k)
+    built = tuple(dict.fromkeys(parse(b).lstrip("v") for b in built))
     host = tuple(n for n, s in scenarios.items() if s.install.track == "none")
     kube = tuple(n for n, s in scenarios.items() if s.install.track != "none")
+    columns = [(suite, series(suite), "") for suite in suites] + [(SUITE, b, b) for b in built]
     cells = []
     if host:
-        cells += [Cell(HOST, suite, host, containerd_series=series(suite)) for suite in suites]
+        cells += [Cell(HOST, suite, host, containerd_series=c, built=b) for suite, c, b in columns]
     for k in kubernetes if kube else ():
-        for suite in suites:
-            ok, why = support(k, series(suite))
-            cells.append(Cell(str(KubeVersion.parse(k)), suite, kube, ok, why, series(suite)))
+        for suite, c, b in columns:
+            ok, why = support(k, c)
+            cells.append(Cell(str(KubeVersion.parse(k)), suite, kube, ok, why, c, b))
     return cells

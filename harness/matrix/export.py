@@ -43,8 +43,9 @@ def _dump(doc) -> str:
 
 
 def _entries(cells) -> list[dict]:
-    return [{"cell": _Quoted(c.id), "kubernetes": _Quoted(c.kubernetes), "suite": _Quoted(c.suite),
-             "scenarios": _Quoted(",".join(c.scenarios))} for c in cells]
+    # A built-containerd cell runs with no suite column of its own (`--suite ""`).
+    return [{"cell": _Quoted(c.id), "kubernetes": _Quoted(c.kubernetes), "suite": _Quoted("" if c.built else c.suite),
+             "containerd": _Quoted(c.built), "scenarios": _Quoted(",".join(c.scenarios))} for c in cells]
 
 
 def _check(fmt: str, cells) -> None:
@@ -57,9 +58,9 @@ def _check(fmt: str, cells) -> None:
                          f"at most {JOB_LIMITS[fmt]} jobs; split the axes over several workflows")
 
 
-def _cell_command(deadline_min: int, k: str, suite: str, scenarios: str, cell: str) -> str:
+def _cell_command(deadline_min: int, k: str, suite: str, containerd: str, scenarios: str, cell: str) -> str:
     return (f'.venv/bin/invoke matrix --scenario "{scenarios}" --kubernetes "{k}" --suite "{suite}" '
-            f'--deadline {deadline_min} --out "matrix-out/{cell}"')
+            f'--containerd "{containerd}" --deadline {deadline_min} --out "matrix-out/{cell}"')
 
 
 def github(cells, deadline_min: int) -> str:
@@ -78,7 +79,8 @@ def github(cells, deadline_min: int) -> str:
                     {"uses": "actions/checkout@v4"},
                     {"name": "set up", "run": "bash scripts/setup"},
                     {"name": "run the cell",
-                     "run": _cell_command(deadline_min, m % "kubernetes", m % "suite", m % "scenarios", m % "cell")},
+                     "run": _cell_command(deadline_min, m % "kubernetes", m % "suite", m % "containerd", m % "scenarios",
+                                         m % "cell")},
                     {"name": "upload the cell's report", "if": "always()", "uses": "actions/upload-artifact@v4",
                      "with": {"name": ARTIFACT_PREFIX + m % "cell", "path": "matrix-out/" + m % "cell",
                               "if-no-files-found": "error"}},
@@ -111,9 +113,9 @@ def gitlab(cells, deadline_min: int) -> str:
             "tags": ["libvirt", "kvm"],
             "timeout": f"{deadline_min + JOB_MARGIN_MIN} minutes",
             "parallel": {"matrix": [{"CELL": e["cell"], "KUBERNETES": e["kubernetes"], "SUITE": e["suite"],
-                                     "SCENARIOS": e["scenarios"]} for e in _entries(cells)]},
+                                     "CONTAINERD": e["containerd"], "SCENARIOS": e["scenarios"]} for e in _entries(cells)]},
             "script": ["bash scripts/setup",
-                       _cell_command(deadline_min, "$KUBERNETES", "$SUITE", "$SCENARIOS", "$CELL")],
+                       _cell_command(deadline_min, "$KUBERNETES", "$SUITE", "$CONTAINERD", "$SCENARIOS", "$CELL")],
             "artifacts": {"when": "always", "name": ARTIFACT_PREFIX + "$CELL", "paths": ["matrix-out/$CELL/"]},
         },
         "merge": {

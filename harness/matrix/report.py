@@ -31,7 +31,7 @@ def new(axes: dict, concurrent_cells: int = 1) -> dict:
 
 def cell_entry(cell) -> dict:
     return {"id": cell.id, "kubernetes": cell.kubernetes, "suite": cell.suite, "containerd": cell.containerd,
-            "column": cell.column, "supported": cell.supported, "unsupported_why": cell.unsupported_why,
+            "built": cell.built, "column": cell.column, "supported": cell.supported, "unsupported_why": cell.unsupported_why,
             "scenarios": {n: {"status": UNSUPPORTED if not cell.supported else NOT_RUN} for n in cell.scenarios}}
 
 

@@ -105,7 +105,16 @@ def _scenario_cmd(name: str, cell) -> list[str]:
     cmd = [str(Path(sys.executable).with_name("invoke")), "scenario", name, "--suite", cell.suite]
     if cell.kubernetes != HOST:
         cmd += ["--kubernetes", cell.kubernetes]
+    if cell.built:
+        cmd += ["--containerd", cell.built]
     return cmd
+
+
+def in_cell(scenario, cell):
+    """The scenario as the cell runs it: its Kubernetes row and containerd column."""
+    if cell.kubernetes != HOST:
+        scenario = scenario.with_kubernetes(cell.kubernetes)
+    return scenario.with_containerd(cell.built) if cell.built else scenario
 
 
 def _run_once(state: _State, cmd: list[str], folder: Path, log: Path, deadline: float | None) -> int | None:
@@ -158,10 +167,9 @@ def _shared(cell, scenarios: dict, scenario) -> bool:
     from ..scenario import labs
 
     def key(s):
-        s = s if cell.kubernetes == HOST else s.with_kubernetes(cell.kubernetes)
         return labs.shape(labs.lab_spec(s, cell.suite, "x"))
 
-    return sum(1 for n in cell.scenarios if key(scenarios[n]) == key(scenario)) > 1
+    return sum(1 for n in cell.scenarios if key(in_cell(scenarios[n], cell)) == key(scenario)) > 1
 
 
 def _down_quietly(lab_name: str, progress) -> None:
@@ -210,7 +218,7 @@ def _run_scenario(state, cell, name, scenarios, opts, progress, deadline, entry,
     log = folder / f"{name}.log"
     started = time.time()
     attempts, code, pooled, note = 0, None, None, ""
-    scenario = scenarios[name] if cell.kubernetes == HOST else scenarios[name].with_kubernetes(cell.kubernetes)
+    scenario = in_cell(scenarios[name], cell)
     progress.note(f"{cell.id} {name}: started (log {log})")
     while attempts < 2 and not state.stop.is_set():
         attempts += 1

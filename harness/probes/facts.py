@@ -16,7 +16,8 @@ COMMAND = (
     'echo "systemd=$(systemctl --version 2>/dev/null | head -n1)"; echo "pid1=$(cat /proc/1/comm)"; '
     'echo "cgroupfs=$(stat -fc %T /sys/fs/cgroup)"'
 )
-_VERSION = re.compile(r"\b(\d+\.\d+(?:\.\d+)?[^\s]*)")
+# upstream's own builds print a `v` (`containerd github.com/containerd/containerd/v2 v2.2.9 <rev>`)
+_VERSION = re.compile(r"\bv?(\d+\.\d+(?:\.\d+)?[^\s]*)")
 
 
 def parse(result: CommandResult) -> dict[str, str]:

@@ -15,12 +15,14 @@ from ..probes.facts import COMMAND as FACTS_COMMAND
 from .plan import plan
 
 
-def image_facts(suite: str) -> dict | None:
+def image_facts(suite: str, containerd: str = "") -> dict | None:
+    """The facts of the image the lab would boot; with a built containerd, that version
+    (its layer need not be made yet: the version is what the build stamps)."""
     image = store.find(Recipe.debian(suite))
     if image is None:
         return None
     v = image.versions
-    return {"os": v["os"], "kernel": v["kernel"], "containerd": v["containerd"], "runc": v["runc"],
+    return {"os": v["os"], "kernel": v["kernel"], "containerd": containerd or v["containerd"], "runc": v["runc"],
             "systemd": v["systemd"], "pid1": "systemd", "cgroupfs": "cgroup2fs"}
 
 
@@ -47,11 +49,12 @@ def install_context(scenario: Scenario, facts: dict | None):
 
 
 def plan_lines(scenario: Scenario, suite: str, control: bool = False) -> list[str]:
-    facts = image_facts(suite)
+    facts = image_facts(suite, scenario.lab.containerd)
     machines = [m.name for m in scenario.lab.machines]
     out = [f"# scenario {scenario.name} ({'control' if control else 'fault'} run) on {suite}"]
     out.append("# machines: " + ", ".join(f"{m.name} ({m.cpus} vCPU, {m.memory} MiB)" for m in scenario.lab.machines))
-    out.append("# facts from the image manifest: " + (
+    built = f" (containerd {scenario.lab.containerd} built from source)" if scenario.lab.containerd else ""
+    out.append(f"# facts from the image manifest{built}: " + (
         ", ".join(f"{k} {facts[k]}" for k in ("containerd", "runc", "kernel")) if facts
         else "none (image not built yet): version-dependent steps are shown with their condition"))
     if not facts and scenario.faults:

@@ -77,12 +77,13 @@ def lab_spec(scenario, suite: str, name: str, backend: str | None = None) -> Lab
     machines = tuple(MachineSpec(m.name, m.role, m.cpus, m.memory) for m in scenario.lab.machines)
     kubernetes = f"v{scenario.install.kubernetes}" if scenario.install.track == "kubeadm" else None
     return LabSpec(name, suite, backend or scenario.lab.backend or "libvirt", machines, kubernetes=kubernetes,
-                   network=scenario.lab.network, preload=scenario.install.preload)
+                   network=scenario.lab.network, preload=scenario.install.preload,
+                   containerd=scenario.lab.containerd or None)
 
 
 def shape(spec: LabSpec) -> tuple:
     """What two scenarios must agree on to share a pooled lab."""
-    return (spec.suite, spec.backend, spec.machines, spec.kubernetes, spec.network, spec.preload)
+    return (spec.suite, spec.backend, spec.machines, spec.kubernetes, spec.network, spec.preload, spec.containerd)
 
 
 def make_pool_lab(spec: LabSpec, progress) -> Lab:
@@ -125,8 +126,8 @@ class PooledLabs:
         want = shape(lab_spec(scenario, suite, name, lab.state["backend"]))
         have = (lab.state["suite"], lab.state["backend"],
                 tuple(MachineSpec(m["name"], m["role"], m["cpus"], m["memory_mib"]) for m in lab.state["machines"]),
-                lab.state.get("kubernetes"), lab.state.get("requested_network"))
-        if want[:5] != have:
+                lab.state.get("kubernetes"), lab.state.get("requested_network"), lab.state.get("containerd"))
+        if want[:5] + want[6:] != have:
             raise UsageError(f"--lab {self.lab_name}: that lab ({have[0]}, {[m.name for m in have[2]]}, "
                              f"kubernetes {have[3]}) is not the lab scenario {scenario.name} asks for "
                              f"({want[0]}, {[m.name for m in want[2]]}, kubernetes {want[3]})")

@@ -372,7 +372,7 @@ def _checks(c: _Checker, raw, path, kind: str) -> tuple[Check, ...]:
 
 
 def _lab(c: _Checker, raw, path) -> LabDef | None:
-    m = c.mapping(raw, path, required=("suite", "machines"), optional=("backend", "network", "overlap"))
+    m = c.mapping(raw, path, required=("suite", "machines"), optional=("backend", "network", "overlap", "containerd"))
     if m is None:
         return None
     suite = m.get("suite")
@@ -413,9 +413,31 @@ def _lab(c: _Checker, raw, path) -> LabDef | None:
     overlap = m.get("overlap", "")
     if overlap not in ("", "intended"):
         c.bad(path + ("overlap",), f"found {_show(overlap)}; allowed: intended")
+    containerd = _containerd(c, m, path, suite)
     if isinstance(suite, str) and suite in SUITES and machines:
-        return LabDef(str(suite), tuple(machines), backend, network, "intended" if overlap == "intended" else "")
+        return LabDef(str(suite), tuple(machines), backend, network, "intended" if overlap == "intended" else "",
+                      containerd)
     return None
+
+
+def _containerd(c: _Checker, m: dict, path, suite) -> str:
+    """lab.containerd: a release built from source (artifacts/containerd.py), into sid only."""
+    from ..artifacts.containerd import parse
+    from ..errors import UsageError
+    from ..images.containerd_image import SUITE
+
+    if "containerd" not in m:
+        return ""
+    value = m["containerd"]
+    try:
+        tag = parse(str(value)) if isinstance(value, str) else parse("")
+    except UsageError:
+        c.bad(path + ("containerd",), f"found {_show(value)}; allowed: a release like \"2.2.9\" (2.2 to 2.4, quoted)")
+        return ""
+    if suite != SUITE:
+        c.bad(path + ("containerd",), f"a containerd built from source goes into the {SUITE} image; "
+                                      f"this lab's suite is {_show(suite)}")
+    return tag.lstrip("v")
 
 
 def _overlap_warnings(c: _Checker, lab: LabDef, install: InstallDef) -> list[str]:

@@ -24,7 +24,7 @@ def commands(lines):
 
 
 def test_ip_forward_off_in_run_order(monkeypatch):
-    monkeypatch.setattr(dryrun, "image_facts", lambda suite: BOOKWORM)
+    monkeypatch.setattr(dryrun, "image_facts", lambda suite, containerd="": BOOKWORM)
     lines = dryrun.plan_lines(load(find("ip-forward-off")), "bookworm")
     assert commands(lines)[1:] == [
         "[arm] node1: sysctl -w net.ipv4.ip_forward=0",
@@ -48,28 +48,28 @@ def test_ip_forward_off_in_run_order(monkeypatch):
 
 
 def test_version_dependent_checks_follow_the_image(monkeypatch):
-    monkeypatch.setattr(dryrun, "image_facts", lambda suite: BOOKWORM)
+    monkeypatch.setattr(dryrun, "image_facts", lambda suite, containerd="": BOOKWORM)
     lines = dryrun.plan_lines(load(find("containerd-dropin-merge")), "bookworm")
     assert any(l.startswith("[expect] node1: (skipped: v2-config-toml-table-kept applies to containerd >=2.0)") for l in lines)
     assert any("v1-config-toml-table-replaced: equals 16384" in l for l in lines)
 
 
 def test_without_an_image_conditions_are_shown(monkeypatch):
-    monkeypatch.setattr(dryrun, "image_facts", lambda suite: None)
+    monkeypatch.setattr(dryrun, "image_facts", lambda suite, containerd="": None)
     lines = dryrun.plan_lines(load(find("cgroup-driver-host")), "sid")
     assert "# facts from the image manifest: none (image not built yet)" in lines[2]
     assert any("v2-runc-uses-cgroupfs: equals False when containerd >=2.0" in l for l in lines)
 
 
 def test_control_run_has_no_fault_commands(monkeypatch):
-    monkeypatch.setattr(dryrun, "image_facts", lambda suite: BOOKWORM)
+    monkeypatch.setattr(dryrun, "image_facts", lambda suite, containerd="": BOOKWORM)
     lines = commands(dryrun.plan_lines(load(find("swap-on")), "bookworm", control=True))
     assert not any(l.startswith(("[arm]", "[armed-check]", "[expect]")) for l in lines)
     assert "[recover] node1: swapoff -a" in lines
 
 
 def test_after_reboot_checks_show_their_reboot(monkeypatch, tmp_path):
-    monkeypatch.setattr(dryrun, "image_facts", lambda suite: BOOKWORM)
+    monkeypatch.setattr(dryrun, "image_facts", lambda suite, containerd="": BOOKWORM)
     path = tmp_path / "rebooting.yaml"
     path.write_text("apiVersion: kubelab/v1\nkind: Scenario\nname: rebooting\nsummary: s\n"
                     "lab: {suite: bookworm, machines: [{name: node1}]}\n"
@@ -130,7 +130,7 @@ def test_a_control_run_sends_exactly_what_dry_run_prints(name, facts_output, tmp
     Engine(scenario, Options(runs_root=tmp_path / "runs", control=True),
            FakeLabs(FakeLab({"node1": remote})), clock=clock, sleep=clock.sleep).run()
     facts = parse_facts(CommandResult("node1", FACTS_COMMAND, 0, facts_output, "", 0, 0))
-    monkeypatch.setattr(dryrun, "image_facts", lambda suite: facts)
+    monkeypatch.setattr(dryrun, "image_facts", lambda suite, containerd="": facts)
     assert collapse(remote.calls) == printed_commands(dryrun.plan_lines(scenario, "bookworm", control=True))
 
 
@@ -142,5 +142,5 @@ def test_a_fault_run_sends_exactly_what_dry_run_prints(tmp_path, monkeypatch):
     remote = ip_forward_remote()
     result, _, _ = run(scenario, remote, tmp_path)
     assert result.exit_code == 0 and remote.unscripted == []
-    monkeypatch.setattr(dryrun, "image_facts", lambda suite: BOOKWORM)
+    monkeypatch.setattr(dryrun, "image_facts", lambda suite, containerd="": BOOKWORM)
     assert collapse(remote.calls) == printed_commands(dryrun.plan_lines(scenario, "bookworm"))

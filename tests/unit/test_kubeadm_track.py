@@ -105,7 +105,7 @@ def test_each_machine_gets_exactly_what_dry_run_prints(control, tmp_path, monkey
     result, lab = run(control, tmp_path)
     facts = {"os": "x", "kernel": "x", "containerd": "2.1.9~ds1 2.1.9~ds1-1", "runc": "1.3.6", "systemd": "x",
              "pid1": "systemd", "cgroupfs": "cgroup2fs"}
-    monkeypatch.setattr(dryrun, "image_facts", lambda suite: facts)
+    monkeypatch.setattr(dryrun, "image_facts", lambda suite, containerd="": facts)
     monkeypatch.setattr("harness.artifacts.kit.load_kit", lambda version: KIT)
     lines = dryrun.plan_lines(load(find("kubeadm-baseline")), "sid", control=control)
     for name, machine in lab.remotes.items():
@@ -213,7 +213,7 @@ def test_an_init_the_fault_stops_is_an_expected_failure_then_the_reinstall_recov
     # and what ran is what dry-run prints
     facts = {"os": "x", "kernel": "x", "containerd": "2.1.9~ds1 2.1.9~ds1-1", "runc": "1.3.6", "systemd": "x",
              "pid1": "systemd", "cgroupfs": "cgroup2fs"}
-    monkeypatch.setattr(dryrun, "image_facts", lambda suite: facts)
+    monkeypatch.setattr(dryrun, "image_facts", lambda suite, containerd="": facts)
     monkeypatch.setattr("harness.artifacts.kit.load_kit", lambda version: KIT)
     assert collapse(cp.calls) == printed(dryrun.plan_lines(scenario, "sid"), "cp1")
 

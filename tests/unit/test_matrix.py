@@ -56,6 +56,39 @@ def test_a_list_axis_needs_a_value():
         cellmod.parse_list(" , ", "suite")
 
 
+def test_a_built_containerd_is_a_column_of_its_own_on_sid(scenarios):
+    cells = make_cells(scenarios, ("1.35.4",), ("trixie",), built=("2.2.9", "v2.4.2", "2.2.9"))
+    assert [c.id for c in cells] == ["host_trixie", "host_containerd-2-2-9", "host_containerd-2-4-2",
+                                     "k1-35-4_trixie", "k1-35-4_containerd-2-2-9", "k1-35-4_containerd-2-4-2"]
+    built = cells[1]
+    assert (built.suite, built.built, built.containerd) == ("sid", "2.2.9", "2.2.9")
+    assert built.column == "containerd 2.2.9 (built, sid)"
+    assert all(c.supported for c in cells)
+    assert run.in_cell(scenarios["containerd-dropin-merge"], built).lab.containerd == "2.2.9"
+    assert run._scenario_cmd("containerd-dropin-merge", built)[-2:] == ["--containerd", "2.2.9"]
+
+
+@pytest.mark.parametrize("built,message", [
+    (("2.1.9",), "builds containerd 2.2, 2.3, 2.4 from source"),
+    (("1.7.24",), "give a release like 2.2.9"),
+    (("latest",), "give a release like 2.2.9"),
+])
+def test_a_containerd_that_is_not_built_here_is_refused(scenarios, built, message):
+    with pytest.raises(UsageError, match=message):
+        make_cells(scenarios, ("1.36.3",), ("sid",), built=built)
+
+
+def test_built_columns_sort_after_the_suites_in_the_pivot():
+    m = report.new({})
+    for cell, value in ((Cell(HOST, "sid", ("x",), built="2.2.9"), "merged"),
+                        (Cell(HOST, "bookworm", ("x",), containerd_series="1.6"), "replaced")):
+        entry = report.cell_entry(cell)
+        entry["scenarios"]["x"] = {"status": report.MET, "facts": {"cri_table": value}}
+        m["cells"].append(entry)
+    (pivot,) = [p for p in report.pivots(m) if p["fact"] == "cri_table"]
+    assert pivot["columns"] == ["containerd 1.6 (bookworm)", "containerd 2.2.9 (built, sid)"]
+
+
 def test_cell_ids_have_no_dots_for_ci_artifact_names():
     assert Cell("1.36.3", "sid", ("x",)).id == "k1-36-3_sid"
     assert "." not in Cell(HOST, "bookworm", ("x",)).id
@@ -258,7 +291,7 @@ def test_the_deadline_stops_what_runs_and_leaves_the_rest_not_run(tmp_path):
 
 # -- CI export -------------------------------------------------------------------------------
 def exported(fmt, scenarios, kubernetes=("1.30.0", "1.36.3"), suites=("trixie", "sid"), deadline=120):
-    cells = [c for c in make_cells(scenarios, kubernetes, suites) if c.supported]
+    cells = [c for c in make_cells(scenarios, kubernetes, suites, built=("2.2.9",)) if c.supported]
     return cells, export.export(fmt, cells, deadline)
 
 
@@ -285,6 +318,10 @@ def test_github_export_is_a_valid_workflow_with_one_job_per_cell(tmp_path, scena
     upload = doc["jobs"]["cell"]["steps"][3]
     assert upload["if"] == "always()" and upload["with"]["name"] == "kubelab-cell-${{ matrix.cell }}"
     assert doc["jobs"]["merge"]["needs"] == ["cell"] and doc["jobs"]["merge"]["if"] == "always()"
+    # a built-containerd cell runs its column alone: no suite, the containerd to build
+    built = next(e for e in include if e["cell"] == "k1-36-3_containerd-2-2-9")
+    assert built["suite"] == "" and built["containerd"] == "2.2.9"
+    assert '--containerd "${{ matrix.containerd }}"' in doc["jobs"]["cell"]["steps"][2]["run"]
 
 
 def test_gitlab_export_is_a_valid_pipeline(tmp_path, scenarios):

@@ -53,3 +53,10 @@ def test_every_problem_reported_at_once():
     msg = refuse(machines=0, suite="nope", cpus=0, name="X")
     assert msg.startswith("refusing to create the lab:")
     assert msg.count("\n  ") == 4
+
+
+def test_a_built_containerd_runs_on_sid_only():
+    assert plan_lab(1, "sid", 1, 512, name="t", available_mib=20000, containerd="v2.4.2").containerd == "2.4.2"
+    assert plan_lab(1, "sid", 1, 512, name="t", available_mib=20000).containerd is None
+    assert "runs on --suite sid" in refuse(suite="trixie", containerd="2.4.2")
+    assert "give a release like 2.2.9" in refuse(suite="sid", containerd="2.4")

@@ -138,6 +138,13 @@ def test_facts(suite, expected):
     assert (facts["pid1"], facts["cgroupfs"]) == ("systemd", "cgroup2fs")
 
 
+def test_facts_of_a_containerd_built_from_source():
+    out = ("containerd=containerd github.com/containerd/containerd/v2 v2.2.9 \n"
+           "runc=runc version 1.3.3+ds1\nsystemd=systemd 258 (258.2-1)\npid1=systemd\ncgroupfs=cgroup2fs\n")
+    facts = parse_facts(CommandResult("node1", "facts", 0, out, "", 0.0, 0.1))
+    assert (facts["containerd"], facts["runc"]) == ("2.2.9", "1.3.3+ds1")
+
+
 def test_numeric_versions():
     assert numeric("1.6.20~ds1") == (1, 6, 20) and numeric("2.1") == (2, 1, 0) and numeric("") == ()
 

@@ -245,6 +245,23 @@ CASES = [
          "bad.yaml:5: lab.machines[0].role: found 'master'; allowed: control-plane, worker, node",
          "bad.yaml:5: lab.backend: found 'docker'; allowed: libvirt, vagrant",
          "bad.yaml:5: lab.network: found '8.8.8.0/24'; allowed: a private IPv4 /24, like 10.244.1.0/24"),
+    case("lab-containerd-not-a-built-release", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        lab: {suite: sid, containerd: 2.3, machines: [{name: node1}]}
+        """,
+         'bad.yaml:5: lab.containerd: found 2.3; allowed: a release like "2.2.9" (2.2 to 2.4, quoted)'),
+    case("lab-containerd-on-another-suite", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        lab: {suite: trixie, containerd: "2.2.9", machines: [{name: node1}]}
+        """,
+         "bad.yaml:5: lab.containerd: a containerd built from source goes into the sid image; "
+         "this lab's suite is 'trixie'"),
     # -- lab ------------------------------------------------------------------
     case("lab-missing", """\
         apiVersion: kubelab/v1

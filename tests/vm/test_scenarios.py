@@ -6,6 +6,7 @@ import signal
 
 import pytest
 
+from harness.artifacts.containerd import CI_CONTAINERD
 from harness.lab import Lab
 
 from .helpers import invoke, objects_of, remove_lab_whatever_happened, wait_for
@@ -83,20 +84,22 @@ def matrix_statuses(out):
         matrix = json.loads((out / "matrix.json").read_text())
     except (FileNotFoundError, ValueError):
         return {}
-    return {c["suite"]: c["scenarios"]["containerd-dropin-merge"]["status"] for c in matrix["cells"]}
+    return {c["id"]: c["scenarios"]["containerd-dropin-merge"]["status"] for c in matrix["cells"]}
 
 
 def test_matrix_across_the_suites_interrupted_then_resumed_shows_where_containerd_changes(tmp_path, libvirt_backend):
-    """`invoke matrix` of the drop-in scenario on bookworm, trixie and sid side by side,
-    stopped by SIGTERM once one cell is done; `--resume` then runs only the cells that did
-    not finish. The pivot shows each observed `cri_table`: 1.6 and 1.7 replace the CRI
-    table from a drop-in, 2.x merges it, with the border between them."""
+    """`invoke matrix` of the drop-in scenario on bookworm, trixie and sid, plus sid with a
+    containerd built from source, side by side; stopped by SIGTERM once one cell is done;
+    `--resume` then runs only the cells that did not finish. The pivot shows each observed
+    `cri_table`: 1.6 and 1.7 replace the CRI table from a drop-in, 2.x merges it, with the
+    border between them."""
     out = tmp_path / "matrix"
     args = ("matrix", "--scenario", "containerd-dropin-merge", "--suite", "bookworm,trixie,sid",
-            "--out", str(out), "--deadline", "40")
+            "--containerd", CI_CONTAINERD, "--out", str(out), "--deadline", "40")
+    built = f"host_containerd-{CI_CONTAINERD.replace('.', '-')}"
     first = invoke(*args)
     try:
-        done = wait_for(lambda: [s for s, st in matrix_statuses(out).items() if st == "met"], 1800,
+        done = wait_for(lambda: [c for c, st in matrix_statuses(out).items() if st == "met"], 1800,
                         "a first matrix cell to finish", interval=1)
         first.send_signal(signal.SIGTERM)
         text, _ = first.communicate(timeout=600)
@@ -105,28 +108,31 @@ def test_matrix_across_the_suites_interrupted_then_resumed_shows_where_container
             first.kill()
     assert first.returncode != 0, text[-3000:]
     before = json.loads((out / "matrix.json").read_text())
-    kept = {c["suite"]: c["scenarios"]["containerd-dropin-merge"] for c in before["cells"]}
-    missing = [s for s, r in kept.items() if r["status"] != "met"]
+    kept = {c["id"]: c["scenarios"]["containerd-dropin-merge"] for c in before["cells"]}
+    missing = [c for c, r in kept.items() if r["status"] != "met"]
     assert missing, f"every cell finished before the stop: {matrix_statuses(out)}"
 
     second = invoke(*args, "--resume")
     text, _ = second.communicate(timeout=3000)
     assert second.returncode == 0, text[-4000:]
-    for suite in done:
-        assert f"host_{suite} containerd-dropin-merge: kept from the previous run (met)" in text
+    for cell in done:
+        assert f"{cell} containerd-dropin-merge: kept from the previous run (met)" in text
     matrix = json.loads((out / "matrix.json").read_text())
-    results = {c["suite"]: c["scenarios"]["containerd-dropin-merge"] for c in matrix["cells"]}
-    for suite in done:
-        assert results[suite] == kept[suite]  # not run again
-    for suite in missing:
-        assert results[suite]["status"] == "met" and results[suite]["run_dir"] != kept[suite].get("run_dir")
-    assert {s: r["facts"]["cri_table"] for s, r in results.items()} == {
-        "bookworm": "replaced", "trixie": "replaced", "sid": "merged"}
-    assert {s: r["containerd_observed"].split(".")[0] for s, r in results.items()} == {
-        "bookworm": "1", "trixie": "1", "sid": "2"}
+    results = {c["id"]: c["scenarios"]["containerd-dropin-merge"] for c in matrix["cells"]}
+    for cell in done:
+        assert results[cell] == kept[cell]  # not run again
+    for cell in missing:
+        assert results[cell]["status"] == "met" and results[cell]["run_dir"] != kept[cell].get("run_dir")
+    assert {c: r["facts"]["cri_table"] for c, r in results.items()} == {
+        "host_bookworm": "replaced", "host_trixie": "replaced", "host_sid": "merged", built: "merged"}
+    observed = {c: r["containerd_observed"] for c, r in results.items()}
+    assert {c: v.split(".")[0] for c, v in observed.items()} == {
+        "host_bookworm": "1", "host_trixie": "1", "host_sid": "2", built: "2"}
+    assert observed[built] == CI_CONTAINERD  # what the guest runs is the build, not Debian's 2.1
     md = (out / "matrix.md").read_text()
-    column = {c["suite"]: c["column"] for c in matrix["cells"]}
-    assert f"{column['trixie']} -> {column['sid']}: replaced -> merged" in md
+    column = {c["id"]: c["column"] for c in matrix["cells"]}
+    assert f"{column['host_trixie']} -> {column['host_sid']}: replaced -> merged" in md
+    assert column[built] in md
     for r in results.values():
         assert (out / r["run_dir"]).exists()
     for run_json in (out / "cells").glob("*/*/*/run.json"):
