@@ -36,7 +36,10 @@ component): the API server's readiness probe runs every second (a TLS
 handshake each time); under TCG it is every 10 s, and the liveness probes of
 the API server, etcd, controller-manager and scheduler allow 30 failures 30 s
 apart (their startup probes 15 minutes) before a restart, so a slow spell does
-not restart the control plane into a slower one.
+not restart the control plane into a slower one. CoreDNS's Deployment gets the
+same liveness allowance and 10 s for a readiness answer (its default is 1 s:
+a loaded guest fails it, and a CoreDNS that is never Ready has no endpoints,
+so DNS is refused while CoreDNS runs).
 
 What is changed is recorded in each run (`install` in run.json).
 """
@@ -62,6 +65,7 @@ PATCHES_DIR = "/etc/kubernetes/kubelab-patches"
 # controllers lost their leases; a restarted control plane is always slower than a slow one.
 TCG_LIVENESS = {"periodSeconds": 30, "timeoutSeconds": 30, "failureThreshold": 30}
 TCG_STARTUP = {"periodSeconds": 10, "timeoutSeconds": 30, "failureThreshold": 90}  # 15 min to start
+TCG_PROBE_TIMEOUT = 10  # seconds a CoreDNS readiness answer may take
 TCG_GO_ENV = {"GOMAXPROCS": "1", "GODEBUG": "asyncpreemptoff=1"}
 TCG_KUBELET_ARGS = {"housekeeping-interval": "30s"}
 
@@ -75,11 +79,18 @@ def tcg_patches() -> dict[str, str]:
             probes["readinessProbe"] = {"periodSeconds": readiness_period}
         return yaml.safe_dump({"spec": {"containers": [{"name": container, **probes}]}}, sort_keys=False)
 
+    coredns = {"name": "coredns", "readinessProbe": {"timeoutSeconds": TCG_PROBE_TIMEOUT},
+               "livenessProbe": dict(TCG_LIVENESS),
+               "env": [{"name": k, "value": v} for k, v in TCG_GO_ENV.items()]}
     return {
         "kube-apiserver+strategic.yaml": patch("kube-apiserver", readiness_period=10),
         "etcd+strategic.yaml": patch("etcd"),
         "kube-controller-manager+strategic.yaml": patch("kube-controller-manager"),
         "kube-scheduler+strategic.yaml": patch("kube-scheduler"),
+        # kubeadm's CoreDNS Deployment (target `corednsdeployment`, cmd/kubeadm/app/util/patches/patches.go
+        # @ v1.36.3): its readiness probe has the default 1 s timeout and its liveness probe 5 s x 5.
+        "corednsdeployment+strategic.yaml": yaml.safe_dump({"spec": {"template": {"spec": {"containers": [coredns]}}}},
+                                                           sort_keys=False),
     }
 
 

@@ -252,8 +252,11 @@ def test_tcg_runtime_settings_reach_every_go_component(tmp_path):
     assert {"name": "housekeeping-interval", "value": "30s"} in docs[0]["nodeRegistration"]["kubeletExtraArgs"]
     assert {"name": "unsafe-no-fsync", "value": "true"} in docs[1]["etcd"]["local"]["extraArgs"]
     patches = {k.rsplit("/", 1)[1]: yaml.safe_load(v) for k, v in cp.stdin.items() if "kubelab-patches" in k}
-    assert sorted(patches) == ["etcd+strategic.yaml", "kube-apiserver+strategic.yaml",
-                               "kube-controller-manager+strategic.yaml", "kube-scheduler+strategic.yaml"]
+    assert sorted(patches) == ["corednsdeployment+strategic.yaml", "etcd+strategic.yaml",
+                               "kube-apiserver+strategic.yaml", "kube-controller-manager+strategic.yaml",
+                               "kube-scheduler+strategic.yaml"]
+    coredns = patches.pop("corednsdeployment+strategic.yaml")["spec"]["template"]["spec"]["containers"][0]
+    assert coredns["name"] == "coredns" and coredns["readinessProbe"]["timeoutSeconds"] == 10
     for name, patch in patches.items():
         env = {e["name"]: e["value"] for e in patch["spec"]["containers"][0]["env"]}
         assert env == TCG_GO_ENV, name
