@@ -228,5 +228,12 @@ def _deb_cache(suite: str) -> Path:
     return d
 
 
+def copy_boot_file(source: Path, dest: Path) -> None:
+    """A kernel or initrd into a new image: the bytes only. copy2 would also copy libvirt's
+    trusted.libvirt.security.* attributes of a file a running guest boots from, and libvirt
+    then refuses the copy ("Setting different DAC user or group ... already in use")."""
+    shutil.copyfile(source, dest)
+
+
 def remove(image: store.Image) -> None:
     remove_tree(image.directory)

@@ -15,7 +15,6 @@ import fcntl
 import hashlib
 import json
 import os
-import shutil
 import time
 from pathlib import Path
 
@@ -113,8 +112,8 @@ def _build(base: store.Image, record: dict, binaries: dict[str, Path], final: Pa
             image_build.run_tool(["qemu-img", "convert", "-O", "qcow2", str(raw), str(work / "root.qcow2")],
                                  "qemu-img", 600)
             raw.unlink()
-            shutil.copy2(base.kernel, work / "vmlinuz")
-            shutil.copy2(base.initrd, work / "initrd.img")
+            image_build.copy_boot_file(base.kernel, work / "vmlinuz")
+            image_build.copy_boot_file(base.initrd, work / "initrd.img")
         version = record["containerd"].lstrip("v")
         manifest = {
             **{k: v for k, v in base.manifest.items() if k not in ("id", "built_at", "build_seconds")},

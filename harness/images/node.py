@@ -130,8 +130,8 @@ def _build(base, kit, tag, files, preload, final, digest, progress) -> store.Ima
             disk = _overlay_path(backend, lab, machine)
             subprocess.run(["qemu-img", "convert", "-O", "qcow2", disk, str(work / "root.qcow2")],
                            check=True, timeout=1200, capture_output=True)
-            shutil.copy2(base.kernel, work / "vmlinuz")
-            shutil.copy2(base.initrd, work / "initrd.img")
+            image_build.copy_boot_file(base.kernel, work / "vmlinuz")
+            image_build.copy_boot_file(base.initrd, work / "initrd.img")
         manifest = {
             **{k: v for k, v in base.manifest.items() if k not in ("id", "built_at", "build_seconds")},
             "id": final.name, "base_image": base.id, "node_digest": digest,
