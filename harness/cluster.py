@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from . import signals
 from .errors import HarnessError
 
 REQUEST_TIMEOUT = 20
@@ -57,8 +58,12 @@ class ClusterClient:
     def exec(self, namespace: str, pod: str, argv: list[str], timeout: int = 30) -> str:
         from kubernetes.stream import stream
 
-        return stream(self.core.connect_get_namespaced_pod_exec, pod, namespace, command=argv,
-                      stderr=True, stdin=False, stdout=True, tty=False, _request_timeout=timeout)
+        try:
+            return stream(self.core.connect_get_namespaced_pod_exec, pod, namespace, command=argv,
+                          stderr=True, stdin=False, stdout=True, tty=False, _request_timeout=timeout)
+        except self.client.exceptions.ApiException:
+            signals.raise_if_stopped()  # ws_client turns a KeyboardInterrupt into ApiException(status=0)
+            raise
 
     # -- proof workloads ------------------------------------------------------
     def ensure_probe_pod(self, image: str) -> None:

@@ -39,6 +39,23 @@ def _handler(signum, frame):
     raise Interrupted(signum)
 
 
+_handled: list[bool] = []
+
+
+def raise_if_stopped() -> None:
+    """Raise the stop again if a signal arrived and nobody has handled it yet: some libraries
+    swallow KeyboardInterrupt (kubernetes' ws_client turns it into an ApiException with
+    status 0, kubernetes/stream/ws_client.py), and a poll loop must not go on after a stop."""
+    if _received and not _handled:
+        raise Interrupted(_received[0])
+
+
+def handled() -> None:
+    """The stop reached the code that tears down: raise_if_stopped() is quiet from now on."""
+    if _received:
+        _handled.append(True)
+
+
 def install() -> None:
     """Only the main thread may set handlers; elsewhere this is a no-op."""
     if threading.current_thread() is not threading.main_thread():

@@ -226,8 +226,10 @@ class ServiceReachesPods(ClusterProbe):
         if len(web) < 2 or probe is None or probe.status.phase != "Running":
             return Reading(0, f"not ready: {len(web)} web pod(s) running ({where or 'none'}); probe pod "
                               f"{probe.status.phase if probe else 'absent'}")
-        loop = (f"for i in $(seq {self.args['requests']}); do wget -qO- -T 3 http://{name}.{NAMESPACE}.svc.cluster.local/ "
-                "|| echo FAILED; done")
+        # `timeout`, not wget's own -T: Debian bookworm's busybox-static 1.35.0 (1:1.35.0-4+deb12u1)
+        # segfaults in wget whenever -T is given (measured here: exit 139, with or without -q).
+        loop = (f"for i in $(seq {self.args['requests']}); do timeout 5 wget -qO- "
+                f"http://{name}.{NAMESPACE}.svc.cluster.local/ || echo FAILED; done")
         out = cluster.exec(NAMESPACE, PROBE_POD, ["sh", "-c", loop], timeout=120)
         answers = [l.strip() for l in out.splitlines() if l.strip()]
         names = {p.metadata.name for p in web}

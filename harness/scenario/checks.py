@@ -14,6 +14,7 @@ import re
 import time
 from dataclasses import dataclass
 
+from .. import signals
 from ..probes import Context, Probe, Reading, make
 from ..probes.facts import numeric
 from .load import parse_range
@@ -94,6 +95,7 @@ def evaluate(check: Check, remote, ctx: Context = Context(), clock=time.monotoni
     polls = 0
     while True:
         reading, exit_code = probe.observe(remote, command)
+        signals.raise_if_stopped()  # a library may have swallowed the stop while observing
         polls += 1
         ok, matched = match(check, reading)
         now = clock()

@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from .. import signals
 from ..errors import HarnessError, MachineTimeout, PhaseError
 from ..facts import derive as derive_facts
 from ..evidence.record import RunRecord
@@ -91,6 +92,7 @@ class Engine:
                     self._phase(phase, self._run_phase)
         except KeyboardInterrupt:
             interrupted = True
+            signals.handled()
             self.progress.note("interrupted: collecting what there is and tearing down")
         finally:
             interrupted = self._finally_phases() or interrupted

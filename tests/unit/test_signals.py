@@ -52,3 +52,39 @@ def test_bad_input_to_a_task_exits_2_not_1():
                          cwd=Path(__file__).resolve().parents[2])
     assert out.returncode == 2, out.stderr
     assert "--machines 0: must be 1..16" in out.stderr
+
+
+SWALLOWED = textwrap.dedent("""
+    import os, signal, sys
+    from harness import signals
+    from harness.model import Check, ProbeRef
+    from harness.probes import Reading
+    from harness.scenario.checks import evaluate
+
+    class Swallowing:
+        # like kubernetes' ws_client: a KeyboardInterrupt comes back as an ordinary error
+        poll_interval = 0.01
+        def command(self, ctx):
+            return "exec"
+        def observe(self, remote, command):
+            try:
+                os.kill(os.getpid(), signal.SIGTERM)
+            except KeyboardInterrupt:
+                pass
+            return Reading(None, "API not answering: status 0"), None
+
+    signals.install()
+    check = Check(name="c", probe=ProbeRef("dns", {}), equals="answered", within=30.0)
+    try:
+        evaluate(check, None, probe=Swallowing())
+        print("kept polling")
+    except KeyboardInterrupt as exc:
+        signals.handled()
+        signals.raise_if_stopped()  # quiet once handled
+        print("stopped by", exc)
+""")
+
+
+def test_a_stop_swallowed_by_a_library_still_ends_the_poll_loop():
+    out = subprocess.run([sys.executable, "-c", SWALLOWED], capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "stopped by SIGTERM", out.stderr
