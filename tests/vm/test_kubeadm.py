@@ -21,7 +21,6 @@ def observation(record, check, kind="expect"):
     return next(o for o in record["observations"] if o["check"] == check and o["kind"] == kind)
 
 
-@pytest.mark.cluster
 def test_kubeadm_baseline_end_to_end(tmp_path, libvirt_backend, kit):
     code, record, out = run_scenario(tmp_path, "kubeadm-baseline", timeout=RUN_TIMEOUT)
     assert code == 0, f"{record['verdict']}\n{failed_checks(record)}\n{out[-4000:]}"
@@ -38,6 +37,15 @@ def test_kubeadm_baseline_end_to_end(tmp_path, libvirt_backend, kit):
     assert "[REDACTED" in log  # the join token printed by kubeadm is not in the record
     assert record["install"]["timeouts"]["kubernetesAPICall"] == "10m0s"
     assert services.orphans(keep_labs=set(Lab.names())) == []
+
+
+@pytest.mark.cluster
+def test_kubeadm_baseline_control(tmp_path, libvirt_backend, kit):
+    """The baseline has no fault, so its control differs only in skipping arm: on demand."""
+    code, record, out = run_scenario(tmp_path, "kubeadm-baseline", "--control", timeout=RUN_TIMEOUT)
+    assert code == 0, f"{record['verdict']}\n{failed_checks(record)}\n{out[-4000:]}"
+    assert {p["name"]: p["status"] for p in record["phases"]}["arm"] == "skipped"
+    assert observation(record, "service-reaches-both-pods")["value"] == 2
 
 
 def record_dir(tmp_path):
