@@ -209,12 +209,7 @@ def _build(recipe: Recipe, progress: Progress) -> store.Image:
             },
             "packages": versions,
         }
-        write_json(work / "manifest.json", manifest)
-        for f in work.iterdir():
-            f.chmod(0o644)
-        work.chmod(0o755)
-        remove_tree(final)
-        os.rename(work, final)
+        publish(work, final, manifest)
     except BaseException:
         remove_tree(work)
         raise
@@ -226,6 +221,17 @@ def _deb_cache(suite: str) -> Path:
     d = paths.cache_dir() / "debs" / suite
     d.mkdir(parents=True, exist_ok=True)
     return d
+
+
+def publish(work: Path, final: Path, manifest: dict) -> None:
+    """A finished image folder into its place in the cache: readable by libvirt's QEMU user,
+    renamed at once, so a reader never sees half an image."""
+    write_json(work / "manifest.json", manifest)
+    for f in work.iterdir():
+        f.chmod(0o644)
+    work.chmod(0o755)
+    remove_tree(final)
+    os.rename(work, final)
 
 
 def copy_boot_file(source: Path, dest: Path) -> None:

@@ -20,7 +20,6 @@ from pathlib import Path
 
 from .. import paths
 from ..errors import ImageError
-from ..fsutil import write_json
 from ..progress import Progress
 from . import build as image_build
 from . import store
@@ -125,12 +124,7 @@ def _build(base: store.Image, record: dict, binaries: dict[str, Path], final: Pa
                                  "replaced": {g: record["files"][Path(g).name]["key"] for g in sorted(binaries)},
                                  "debian_package": base.versions.get("containerd", "")},
         }
-        write_json(work / "manifest.json", manifest)
-        for f in work.iterdir():
-            f.chmod(0o644)
-        work.chmod(0o755)
-        image_build.remove_tree(final)
-        os.rename(work, final)
+        image_build.publish(work, final, manifest)
     except BaseException:
         image_build.remove_tree(work)
         raise

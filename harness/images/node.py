@@ -27,7 +27,6 @@ import time
 
 from .. import paths
 from ..errors import ImageError
-from ..fsutil import write_json
 from ..progress import Progress
 from . import build as image_build
 from . import store
@@ -141,12 +140,7 @@ def _build(base, kit, tag, files, preload, final, digest, progress) -> store.Ima
                            "components": {k: v["module"] for k, v in kit["components"].items()}},
             "preloaded": sorted(kit["images"]) if preload else [],
         }
-        write_json(work / "manifest.json", manifest)
-        for f in work.iterdir():
-            f.chmod(0o644)
-        work.chmod(0o755)
-        image_build.remove_tree(final)
-        os.rename(work, final)
+        image_build.publish(work, final, manifest)
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
         raise
