@@ -17,8 +17,9 @@ class ImageMirrorRemoved(Fault):
     def inject(self):
         return [
             f"rm -rf {ASIDE} && mv {CONFIG_PATH} {ASIDE}",
-            # nothing runs before init, so --prune removes every image containerd holds
-            "crictl rmi --prune >/dev/null",
+            # every image, the sandbox image too: `--prune` keeps it, since containerd 2.x pins
+            # the sandbox image (measured on sid's 2.1: one image left after --prune)
+            "crictl rmi --all >/dev/null",
             restart_containerd(),
         ]
 

@@ -201,5 +201,10 @@ def _cluster_steps(install: InstallDef, ctx: InstallContext, make_step, fault_st
         out.append(make_step(cp, "write", "flannel manifest", write_command(FLANNEL_MANIFEST),
                              content=flannel.manifest(install.pod_cidr, ctx.flannel_image, ctx.flannel_cni_image, LAB_NIC),
                              note=f"flannel's objects, Network {install.pod_cidr}; --iface={LAB_NIC}: no default route"))
-        out.append(make_step(cp, "run", "apply flannel", f"{KUBECTL} apply -f {FLANNEL_MANIFEST}", timeout=600))
+        # retried for 5 minutes: right after init the API server may still restart (under TCG,
+        # or with a cgroup-driver mismatch on containerd 1.x, where the kubelet's restart at the
+        # end of init recreates every static pod), and a refused apply is not the scenario's point
+        apply = (f"n=0; until {KUBECTL} apply -f {FLANNEL_MANIFEST}; do n=$((n+1)); [ $n -ge 30 ] && break; "
+                 "sleep 10; done; [ $n -lt 30 ]")
+        out.append(make_step(cp, "run", "apply flannel", apply, timeout=600))
     return out

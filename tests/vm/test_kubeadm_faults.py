@@ -15,8 +15,8 @@ from .test_scenarios import failed_checks, run_scenario
 pytestmark = [pytest.mark.vm, pytest.mark.artifacts]
 
 
-def met(tmp_path, name):
-    code, record, out = run_scenario(tmp_path, name, timeout=RUN_TIMEOUT)
+def met(tmp_path, name, *args):
+    code, record, out = run_scenario(tmp_path, name, *args, timeout=RUN_TIMEOUT)
     assert code == 0, f"{record['verdict']}\n{failed_checks(record)}\n{out[-4000:]}"
     assert record["verdict"]["result"] == "met"
     return record
@@ -60,6 +60,16 @@ def test_cgroup_driver_mismatch_on_containerd_2(tmp_path, libvirt_backend, kit):
     record = met(tmp_path, "cgroup-driver-mismatch")
     seen = observation(record, "kubelet-takes-cgroupfs-from-the-cri")
     assert 'cgroupDriver="cgroupfs"' in seen["matched"]
+    assert record["facts"]["cgroup_driver_source"] == "cri"
+
+
+@pytest.mark.cluster
+def test_cgroup_driver_mismatch_on_containerd_1(tmp_path, libvirt_backend, kit):
+    """trixie's containerd 1.7 has no RuntimeConfig: the kubelet keeps its own systemd setting."""
+    record = met(tmp_path, "cgroup-driver-mismatch", "--suite", "trixie")
+    seen = observation(record, "kubelet-falls-back-to-its-own-setting")
+    assert "Falling back to using cgroupDriver from kubelet config" in seen["matched"]
+    assert record["facts"]["cgroup_driver_source"] == "kubelet-config"
 
 
 @pytest.mark.cluster
