@@ -64,15 +64,6 @@ def test_cgroup_driver_mismatch_on_containerd_2(tmp_path, libvirt_backend, kit):
 
 
 @pytest.mark.cluster
-def test_cgroup_driver_mismatch_on_containerd_1(tmp_path, libvirt_backend, kit):
-    """trixie's containerd 1.7 has no RuntimeConfig: the kubelet keeps its own systemd setting."""
-    record = met(tmp_path, "cgroup-driver-mismatch", "--suite", "trixie")
-    seen = observation(record, "kubelet-falls-back-to-its-own-setting")
-    assert "Falling back to using cgroupDriver from kubelet config" in seen["matched"]
-    assert record["facts"]["cgroup_driver_source"] == "kubelet-config"
-
-
-@pytest.mark.cluster
 def test_airgap_unset_version(tmp_path, libvirt_backend, kit):
     record = met(tmp_path, "airgap-unset-version")
     inits = [s for s in record["steps"] if s["name"] == "kubeadm init"]
