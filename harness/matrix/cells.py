@@ -24,7 +24,9 @@ SUITE_CONTAINERD = {"bookworm": "1.6", "trixie": "1.7", "sid": "2.1"}
 #   1.30-1.33 list 2.1, 2.0, 1.7 and 1.6; the copy read has no row for 1.34 or later.
 # - Kubernetes v1.34 release blog (2025-08-27): "the last Kubernetes release to support
 #   containerd 1.x will be v1.35"; from v1.36 containerd 1.x is off-policy (the kubelet
-#   still falls back to its own cgroupDriver; refusal is planned for 1.38).
+#   still falls back to its own cgroupDriver). kubeadm 1.36.3 itself warns at preflight that
+#   the fallback "will be removed in 1.37" (cmd/kubeadm/app/preflight/checks.go:139), seen in
+#   a real run on trixie's containerd 1.7.24.
 SUPPORT_SOURCE = ("containerd RELEASES.md 'Kubernetes Support'; Kubernetes v1.34 release blog: "
                   "containerd 1.x last supported by v1.35")
 
