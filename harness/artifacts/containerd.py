@@ -41,7 +41,7 @@ def parse(text: str) -> str:
     series = ", ".join(f"{a}.{b}" for a, b in SERIES)
     if not m:
         raise UsageError(f"--containerd {text!r}: give a release like 2.2.9 (kubelab builds containerd {series})")
-    if (int(m.group(1)), int(m.group(2))) not in SERIES:
+    if not _in_series(m.group(0).strip()):
         raise UsageError(f"--containerd {text}: kubelab builds containerd {series} from source "
                          "(1.6, 1.7 and 2.1 come from Debian's bookworm, trixie and sid)")
     return "v" + ".".join(m.groups())
@@ -50,15 +50,11 @@ def parse(text: str) -> str:
 def check_version(text: str) -> str:
     """The tag, if the module proxy serves it; else a message listing what it serves."""
     tag = parse(text)
-    served = [v for v in gotool.served_versions(MODULE) if _in_series(v)]
-    if tag in served:
+    ok, served = gotool.is_served(MODULE, tag, _in_series)
+    if ok:
         return tag
-    try:  # the list can be partial: ask for the exact version once
-        gotool.download(MODULE, tag)
-        return tag
-    except UsageError:
-        raise UsageError(f"--containerd {tag.lstrip('v')}: {MODULE}@{tag} is not served by the Go module proxy; "
-                         f"served here: {', '.join(v.lstrip('v') for v in served) or 'none in 2.2-2.4'}") from None
+    raise UsageError(f"--containerd {tag.lstrip('v')}: {MODULE}@{tag} is not served by the Go module proxy; "
+                     f"served here: {', '.join(v.lstrip('v') for v in served) or 'none in 2.2-2.4'}")
 
 
 def _in_series(tag: str) -> bool:

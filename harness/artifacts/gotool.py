@@ -96,6 +96,19 @@ def download(module: str, version: str, component: str = "") -> dict:
     return info
 
 
+def is_served(module: str, tag: str, keep) -> tuple[bool, list[str]]:
+    """(served?, the listed versions `keep` accepts). The proxy's list can be partial, so a
+    version missing from it is asked for once."""
+    served = [v for v in served_versions(module) if keep(v)]
+    if tag in served:
+        return True, served
+    try:
+        download(module, tag)
+        return True, served
+    except UsageError:
+        return False, served
+
+
 def module_go_line(gomod_text: str) -> str:
     for line in gomod_text.splitlines():
         parts = line.split()

@@ -42,16 +42,12 @@ def check_version(text: str) -> KubeVersion:
     """Refuse a version the kit cannot build or the module proxy does not serve, before building."""
     version = KubeVersion.parse(text)
     version.check_supported()
-    served = [v for v in gotool.served_versions("k8s.io/kubernetes") if _in_range(v)]
-    if version.tag in served:
+    ok, served = gotool.is_served("k8s.io/kubernetes", version.tag, _in_range)
+    if ok:
         return version
-    try:  # the list can be partial: ask for the exact version once
-        gotool.download("k8s.io/kubernetes", version.tag)
-        return version
-    except UsageError:
-        raise UsageError(
-            f"--kubernetes {version}: k8s.io/kubernetes@{version.tag} is not served by the Go module proxy; "
-            f"served here: {', '.join(v.lstrip('v') for v in served) or 'none in 1.34-1.37'}") from None
+    raise UsageError(
+        f"--kubernetes {version}: k8s.io/kubernetes@{version.tag} is not served by the Go module proxy; "
+        f"served here: {', '.join(v.lstrip('v') for v in served) or 'none in 1.34-1.37'}")
 
 
 def _in_range(tag: str) -> bool:
