@@ -58,9 +58,12 @@ class InstallDef:
     kubernetes_version_in_config: bool = True  # false: ClusterConfiguration without kubernetesVersion
     preload: bool = True  # boot the node image whose containerd already holds the kit's images
     # the scenario's fault stops `kubeadm init` (preflight, kubelet): the track ends at init,
-    # whatever its exit code, and the expectations read its output; a `reinstall` recovers
+    # whatever its exit code, and the expectations read its output; a `reinstall` recovers.
+    # `init_fails_versions` narrows that to a version range ({"containerd": "<2.0"}): where the
+    # fault breaks init only on some versions, the others go on through joins and CNI
     init_fails: bool = False
     kubelet_health_check: str = ""  # InitConfiguration timeouts.kubeletHealthCheck, when not kubelab's TCG value
+    init_fails_versions: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -122,7 +125,9 @@ class FaultDef:
 @dataclass(frozen=True)
 class StepDef:
     """A recovery step: a command, a reboot, the faults' own recovery, or the install
-    track again from `kubeadm reset` (after an init that failed as expected)."""
+    track again from `kubeadm reset`: after an init that failed as expected, or, on a
+    cluster that was built, a rebuild (every node reset and its CNI state removed),
+    optionally with other ranges (`networks`: pod_cidr, service_cidr)."""
 
     name: str
     target: str = "@all"
@@ -131,11 +136,19 @@ class StepDef:
     recover_faults: bool = False
     timeout: float = 120.0
     reinstall: bool = False
+    networks: dict = field(default_factory=dict)  # reinstall with these pod_cidr / service_cidr
+    versions: dict = field(default_factory=dict)  # component -> range: the step runs only there
+    # power off and boot, once with `kernel_args` added: the way back into a machine that the
+    # network no longer reaches (a learner at its console)
+    power_cycle: bool = False
+    kernel_args: str = ""
 
     @property
     def action(self) -> str:
         if self.run is not None:
             return "run"
+        if self.power_cycle:
+            return "power-cycle"
         return "reboot" if self.reboot else "reinstall" if self.reinstall else "recover-faults"
 
 
@@ -187,6 +200,15 @@ class Scenario:
     warnings: tuple[str, ...] = ()  # file:line: what lint and a run print before anything is created
     source_file: str = ""
     sha256: str = ""
+
+    def control_problem(self) -> str:
+        """Why `--control` means nothing here ("" when it does): a scenario whose fault is its
+        lab network has no fault a control run could leave out."""
+        if not self.faults and self.lab.overlap == "intended":
+            return (f"scenario {self.name} has no fault to leave out: its fault is the lab network itself "
+                    f"({self.lab.network}, `overlap: intended`); its control is kubeadm-baseline, the same "
+                    "cluster on a network of its own")
+        return ""
 
     def with_containerd(self, version: str) -> "Scenario":
         """The same scenario on a containerd built from source (the matrix's column axis)."""

@@ -127,6 +127,15 @@ class RunRecord:
         })
         self.save()
 
+    def skipped_step(self, phase: str, name: str, machine: str, reason: str) -> None:
+        """A recovery step its version gate left out: in the record, so the report says why."""
+        self.data["steps"].append({
+            "index": len(self.data["steps"]) + 1, "phase": phase, "name": name, "machine": machine,
+            "command": f"(skipped: {reason})", "exit_code": None, "started_at": time.time(), "duration": 0.0,
+            "log": "",
+        })
+        self.save()
+
     def observation(self, kind: str, phase: str, check, machine: str, outcome, phase_started: float,
                     probe_text: str) -> dict:
         log = self._log_name(phase, machine, check.name)

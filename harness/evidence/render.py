@@ -112,7 +112,8 @@ def _document(run: dict) -> list[tuple]:
 
     doc.append(("h", 2, "What was done"))
     for s in run.get("steps", []):
-        f = [("exit code", str(s.get("exit_code", DASH))), ("duration", f"{_secs(s.get('duration'))} s"),
+        code = s.get("exit_code")
+        f = [("exit code", DASH if code is None else str(code)), ("duration", f"{_secs(s.get('duration'))} s"),
              ("started", _when(s.get("started_at")))]
         if s.get("log"):
             f.append(("log", (s["log"], s["log"])))

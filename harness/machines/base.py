@@ -62,6 +62,14 @@ class MachineBackend(abc.ABC):
     def restore(self, lab: "Lab", machine: str, tag: str, timeout: float) -> None:
         """Return the machine to snapshot `tag` and wait until SSH answers."""
 
+    def power_cycle(self, lab: "Lab", machine: str, kernel_args: str, timeout: float) -> str:
+        """Power the machine off and boot it, once with `kernel_args` added to its kernel
+        command line (as typed at a boot prompt: the way back into a machine the network
+        no longer reaches); wait until SSH answers. Returns what happened, for the record."""
+        from ..errors import Unsupported
+
+        raise Unsupported(f"the {type(self).__name__} cannot power-cycle a machine")
+
     @abc.abstractmethod
     def collect_logs(self, lab: "Lab", machine: str, dest: Path) -> list[Path]:
         """Copy the machine's console log and definition into `dest`."""

@@ -465,6 +465,37 @@ class LibvirtBackend(MachineBackend):
             raise BackendError(f"restore of `{machine}` to `{tag}` failed: {exc.get_error_message()}") from None
         self.wait_ssh(lab, machine, timeout)
 
+    # -- power -------------------------------------------------------------
+    def power_cycle(self, lab, machine: str, kernel_args: str, timeout: float = BOOT_TIMEOUT) -> str:
+        dom = self._domain(lab, machine)
+        started = time.monotonic()
+        how = "shut down (ACPI)"
+        if dom.isActive():
+            dom.shutdown()  # the guest's own orderly power-off: it needs no network
+            deadline = time.monotonic() + SHUTDOWN_TIMEOUT
+            while dom.isActive() and time.monotonic() < deadline:
+                time.sleep(0.5)
+            if dom.isActive():
+                dom.destroy()
+                how = f"powered off (no ACPI shutdown within {SHUTDOWN_TIMEOUT:g}s)"
+        off = time.monotonic() - started
+        persistent = dom.XMLDesc(libvirt.VIR_DOMAIN_XML_INACTIVE)
+        if kernel_args:
+            # this boot only: the running domain keeps the changed line, its definition the old one
+            root = ET.fromstring(persistent)
+            cmdline = root.find("os/cmdline")
+            cmdline.text = f"{cmdline.text} {kernel_args}"
+            self.conn.defineXML(ET.tostring(root, encoding="unicode"))
+        try:
+            dom.create()
+        finally:
+            if kernel_args:
+                self.conn.defineXML(persistent)
+        booted = time.monotonic()
+        self.wait_ssh(lab, machine, timeout)
+        return (f"{how} in {off:.1f}s; booted" + (f" with `{kernel_args}` on the kernel command line" if kernel_args else "")
+                + f"; SSH answered {time.monotonic() - booted:.1f}s later")
+
     # -- logs --------------------------------------------------------------
     def collect_logs(self, lab, machine: str, dest: Path) -> list[Path]:
         dest.mkdir(parents=True, exist_ok=True)

@@ -240,4 +240,40 @@ class ServiceReachesPods(ClusterProbe):
         return Reading(sum(1 for k in counts.values() if k), text)
 
 
-CLUSTER_PROBES = (NodeReady, NodePodCidr, Pods, PodLogs, Events, Dns, ServiceReachesPods)
+class PodsReachPods(ClusterProbe):
+    """Pod to pod, with no Service between: the toolbox pod requests each of kubelab's
+    web pods at its pod IP. value: how many pods answered; text: each pod's node and IP,
+    answered or not, and where the toolbox pod runs (so a cross-node path is visible)."""
+
+    kind = "pods-reach-pods"
+    poll_interval = 10.0
+
+    def api(self) -> str:
+        return "POST /api/v1/namespaces/default/pods/kubelab-probe/exec  # wget http://<pod ip>:8080 per web pod"
+
+    def read(self, cluster) -> Reading:
+        from ..cluster import NAMESPACE, PROBE_POD, WEB
+
+        cluster.ensure_probe_pod(TOOLBOX)
+        cluster.ensure_web(TOOLBOX, WEB)
+        web = sorted((p for p in cluster.pods(NAMESPACE, f"app={WEB}") if p.status.phase == "Running" and p.status.pod_ip),
+                     key=lambda p: p.metadata.name)
+        probe = next(iter(cluster.pods(NAMESPACE, f"app={PROBE_POD}")), None)
+        if not web or probe is None or probe.status.phase != "Running":
+            return Reading(0, f"not ready: {len(web)} web pod(s) running; probe pod {probe.status.phase if probe else 'absent'}")
+        # one line per pod: its IP, then what it answered (its name) or FAILED
+        loop = "; ".join(f"echo {p.status.pod_ip} $(timeout 5 wget -qO- http://{p.status.pod_ip}:8080/ || echo FAILED)"
+                         for p in web)
+        out = cluster.exec(NAMESPACE, PROBE_POD, ["sh", "-c", loop], timeout=30 + 10 * len(web))
+        said = dict(line.split(" ", 1) for line in out.splitlines() if " " in line)
+        lines = [f"from {PROBE_POD} on {probe.spec.node_name} ({probe.status.pod_ip})"]
+        answered = 0
+        for p in web:
+            ok = said.get(p.status.pod_ip, "").strip() == p.metadata.name
+            answered += ok
+            lines.append(f"{p.metadata.name} on {p.spec.node_name} at {p.status.pod_ip}: "
+                         f"{'answered' if ok else 'no answer'}")
+        return Reading(answered, "\n".join(lines))
+
+
+CLUSTER_PROBES = (NodeReady, NodePodCidr, Pods, PodLogs, Events, Dns, ServiceReachesPods, PodsReachPods)

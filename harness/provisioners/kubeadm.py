@@ -160,19 +160,40 @@ def steps(install: InstallDef, ctx: InstallContext, make_step, fault_steps, init
     out.append(make_step(cp, "write", "kubeadm config", write_command(CONFIG),
                          content=init_config(spec, cp, ctx.ips[cp], ctx.token),
                          note="v1beta4: advertise address and node-ip explicit, longer timeouts for TCG"))
-    if init_may_fail:
-        return out + [_init(make_step, cp, may_fail=True)]
+    if init_may_fail:  # admin.conf too, where init got as far as writing it: for cluster checks
+        return out + [_init(make_step, cp, may_fail=True), _fetch_admin_conf(make_step, cp, may_fail=True)]
     return out + [_init(make_step, cp)] + _cluster_steps(install, ctx, make_step, fault_steps)
 
 
-def reinstall_steps(install: InstallDef, ctx: InstallContext, make_step) -> list:
+# What `kubeadm reset` leaves behind and says so ("The reset process does not perform cleanup
+# of CNI plugin configuration, network filtering rules and kubeconfig files.",
+# cmd/kubeadm/app/cmd/reset.go manualCleanupInstructions, v1.36.3): flannel's config, its
+# subnet lease and its interfaces, which would keep the old ranges alive.
+CNI_CLEANUP = ("rm -rf /etc/cni/net.d/* /var/lib/cni /run/flannel; "
+               "for link in cni0 flannel.1; do ip link delete $link 2>/dev/null || true; done")
+
+
+def reinstall_steps(install: InstallDef, ctx: InstallContext, make_step, rebuild: bool = False) -> list:
     """After init failed as expected and the fault was fixed: `kubeadm reset`, then init,
-    the joins and the CNI, as a learner would run them again."""
+    the joins and the CNI, as a learner would run them again. `rebuild`: the cluster
+    was built, so every node is reset and its CNI state removed first; `install` may
+    carry other ranges (a new Service range gets its route)."""
     cp = ctx.control_plane
-    return ([make_step(cp, "run", "kubeadm reset", "kubeadm reset -f", timeout=300,
-                       note="undo the failed init (certificates, manifests, etcd data)"),
-             _init(make_step, cp)]
-            + _cluster_steps(install, ctx, make_step, lambda when: []))
+    out = []
+    for m in ctx.roles if rebuild else [cp]:
+        out.append(make_step(m, "run", "kubeadm reset", "kubeadm reset -f", timeout=300,
+                             note="undo the install (certificates, manifests, etcd data)" if rebuild
+                             else "undo the failed init (certificates, manifests, etcd data)"))
+        if rebuild:
+            out.append(make_step(m, "run", "remove CNI state", CNI_CLEANUP,
+                                 note="kubeadm reset leaves flannel's config, lease and interfaces"))
+            out += [make_step(m, "run", "route to the Service network", c, note=f"Service range {install.service_cidr}")
+                    for c in service_route_commands(install.service_cidr)]
+    if rebuild:
+        out.append(make_step(cp, "write", "kubeadm config", write_command(CONFIG),
+                             content=init_config(cluster_spec(install), cp, ctx.ips[cp], ctx.token),
+                             note=f"pods {install.pod_cidr}, Services {install.service_cidr}"))
+    return out + [_init(make_step, cp)] + _cluster_steps(install, ctx, make_step, lambda when: [])
 
 
 def _init(make_step, cp: str, may_fail: bool = False):
@@ -184,12 +205,17 @@ def _init(make_step, cp: str, may_fail: bool = False):
                      capture={"ca_hash": CA_HASH_RE})
 
 
+def _fetch_admin_conf(make_step, cp: str, may_fail: bool = False):
+    return make_step(cp, "fetch", "admin.conf", f"cat {ADMIN_CONF}", may_fail=may_fail,
+                     note="kept private in the run folder, for the cluster probes")
+
+
 def _cluster_steps(install: InstallDef, ctx: InstallContext, make_step, fault_steps) -> list:
     """After a successful init: kubectl's config, admin.conf, the joins, the CNI."""
     spec = cluster_spec(install)
     cp = ctx.control_plane
     out = [make_step(cp, "run", "kubectl config", "mkdir -p $HOME/.kube && cp /etc/kubernetes/admin.conf $HOME/.kube/config"),
-           make_step(cp, "fetch", "admin.conf", f"cat {ADMIN_CONF}", note="kept private in the run folder, for the cluster probes")]
+           _fetch_admin_conf(make_step, cp)]
     for w in ctx.workers:
         out.append(make_step(w, "write", "kubeadm join config", write_command(JOIN_CONFIG),
                              content=join_config(spec, w, ctx.ips[w], f"{ctx.ips[cp]}:6443", ctx.token, "@@ca_hash@@"),

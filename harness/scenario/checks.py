@@ -37,7 +37,12 @@ class Outcome:
 
 def applies(check: Check, facts: dict) -> bool:
     """Whether the machine's versions fall in the check's version ranges."""
-    for component, text in check.versions.items():
+    return in_ranges(check.versions, facts)
+
+
+def in_ranges(versions: dict, facts: dict) -> bool:
+    """Whether the machine's versions fall in every range of `versions` ({} holds everywhere)."""
+    for component, text in versions.items():
         have = numeric(facts.get(component, ""))
         if not have:
             return False

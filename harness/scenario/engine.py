@@ -237,6 +237,14 @@ class Engine:
                 self._fetch(step)
             elif step.action == "reboot":
                 self._reboot(step)
+            elif step.action == "power-cycle":
+                started_wall, started = time.time(), self.clock()
+                said = self.lab.power_cycle(step.machine, step.command, step.timeout)
+                self.record.step(step.phase, step.name, step.machine, CommandResult(
+                    step.machine, step.line().split(": ", 1)[1], 0, said + "\n", "", started_wall,
+                    self.clock() - started))
+            elif step.action == "not-applicable" and step.check is None:
+                self.record.skipped_step(phase, step.name, step.machine, step.note)
             elif step.action == "not-applicable":
                 self.record.not_applicable(step.kind, phase, step.check, step.machine, self.facts[step.machine])
             elif step.action == "check":
@@ -285,13 +293,16 @@ class Engine:
     def _fetch(self, step: Step) -> None:
         """A file the harness needs (admin.conf): kept private in the run folder, never in a report."""
         result = self.lab.remote(step.machine).run(step.command, timeout=step.timeout)
+        if not result.ok and step.may_fail:  # an init that stopped before writing it
+            self.record.step(step.phase, step.name, step.machine, result)
+            return
         if not result.ok:
             raise PhaseError(f"{step.phase}: `{step.command}` on {step.machine} exited {result.exit_code}"
                              + result.tail_block(4))
         path = self.record.write_private(f"{step.machine}-{step.command.rsplit('/', 1)[-1]}", result.stdout)
         self.record.step(step.phase, step.name, step.machine, replace(result, stdout=f"(kept in {path}, mode 600)\n"))
-        if step.name == "admin.conf":
-            self.kubeconfig = path
+        if step.name == "admin.conf":  # a rebuilt cluster has a new CA: a new client
+            self.kubeconfig, self._cluster = path, None
 
     def _collect(self, entry) -> None:
         if self.lab is None:
@@ -334,7 +345,8 @@ class Engine:
     def _cluster_client(self):
         if self._cluster is None:
             if self.kubeconfig is None:
-                raise PhaseError("a cluster check needs the cluster's admin.conf; the install track did not fetch it")
+                raise PhaseError("a cluster check needs the cluster's admin.conf; the install track did not fetch it "
+                                 "(an init that stopped before writing it: check the machines, not the cluster)")
             from ..cluster import ClusterClient
 
             self._cluster = (self.cluster_client_factory or ClusterClient)(self.kubeconfig)

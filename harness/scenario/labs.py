@@ -43,6 +43,12 @@ class LabHandle:
             self._remotes[machine] = SshRemote(self.lab.ssh_target(machine))
         return self._remotes[machine]
 
+    def power_cycle(self, machine: str, kernel_args: str, timeout: float) -> str:
+        remote = self._remotes.pop(machine, None)
+        if remote is not None:
+            remote.close()
+        return self.backend.power_cycle(self.lab, machine, kernel_args, timeout)
+
     def collect_logs(self, machine: str, dest):
         return self.backend.collect_logs(self.lab, machine, dest)
 

@@ -323,13 +323,7 @@ def _check(c: _Checker, raw, path, kind: str) -> Check | None:
             count = Count(cm.get("pattern", ""), low or 0, high)
     within = c.duration(m.get("within", 0), path + ("within",)) or 0.0
     stable_for = c.duration(m.get("stable_for", 0), path + ("stable_for",)) or 0.0
-    versions = {}
-    if "versions" in m:
-        vm = c.mapping(m["versions"], path + ("versions",), optional=VERSION_COMPONENTS)
-        for comp, rng in (vm or {}).items():
-            if comp in VERSION_COMPONENTS and parse_range(rng) is None:
-                c.bad(path + ("versions", comp), f"found {rng!r}; allowed: comparisons like '>=1.7', '<2.0' or '>=1.7,<2.0'")
-            versions[comp] = str(rng)
+    versions = _versions(c, m["versions"], path + ("versions",)) if "versions" in m else {}
     after_reboot = m.get("after_reboot", False)
     if not isinstance(after_reboot, bool):
         c.bad(path + ("after_reboot",), f"found {_show(after_reboot)}; allowed: true or false")
@@ -440,22 +434,40 @@ def _containerd(c: _Checker, m: dict, path, suite) -> str:
     return tag.lstrip("v")
 
 
-def _overlap_warnings(c: _Checker, lab: LabDef, install: InstallDef) -> list[str]:
+def _overlap_warnings(c: _Checker, lab: LabDef, install: InstallDef, recover=()) -> list[str]:
     """A lab network inside the cluster's pod or Service range: almost always a mistake
-    (node addresses routed as pods or Services), so said before anything is created."""
+    (node addresses routed as pods or Services), so said before anything is created.
+    A rebuild's ranges are held to it always: a rebuild is how an overlap is undone."""
     import ipaddress
 
-    if not lab.network or install.track == "none" or lab.overlap == "intended":
+    if not lab.network or install.track == "none":
         return []
     out = []
-    file, line = c.src.where(("lab", "network"))
     net = ipaddress.ip_network(lab.network)
-    for key, what, cidr in (("pod_cidr", "pod", install.pod_cidr), ("service_cidr", "Service", install.service_cidr)):
+    ranges = [] if lab.overlap == "intended" else [
+        (("lab", "network"), "install", "pod_cidr", install.pod_cidr),
+        (("lab", "network"), "install", "service_cidr", install.service_cidr)]
+    for i, s in enumerate(recover):
+        ranges += [(("recover", i, "reinstall", key), f"recover[{i}].reinstall", key, cidr)
+                   for key, cidr in s.networks.items()]
+    for where, owner, key, cidr in ranges:
         if net.overlaps(ipaddress.ip_network(cidr)):
-            out.append(f"{file}:{line}: lab.network: {lab.network} overlaps install.{key} {cidr}: the nodes' "
-                       f"addresses lie in the cluster's {what} range; if that is the point, "
-                       f"declare it with `lab: {{overlap: intended}}`")
+            file, line = c.src.where(where)
+            what = "pod" if key == "pod_cidr" else "Service"
+            hint = ("choose a range outside it" if owner != "install"
+                    else "if that is the point, declare it with `lab: {overlap: intended}`")
+            out.append(f"{file}:{line}: lab.network: {lab.network} overlaps {owner}.{key} {cidr}: the nodes' "
+                       f"addresses lie in the cluster's {what} range; {hint}")
     return out
+
+
+def _is_cidr(value) -> bool:
+    import ipaddress
+
+    try:
+        return isinstance(value, str) and ipaddress.ip_network(value, strict=True).version == 4
+    except ValueError:
+        return False
 
 
 def _network_problem(value) -> str:
@@ -502,9 +514,7 @@ def _install(c: _Checker, raw, path, lab: LabDef | None) -> InstallDef:
     cidrs = {}
     for key, default in (("pod_cidr", "10.244.0.0/16"), ("service_cidr", "10.96.0.0/12")):
         cidrs[key] = str(m.get(key, default))
-        try:
-            __import__("ipaddress").ip_network(cidrs[key], strict=True)
-        except ValueError:
+        if not _is_cidr(cidrs[key]):
             c.bad(path + (key,), f"found {_show(m.get(key))}; allowed: an IPv4 network like {default}")
     cni = m.get("cni", "flannel")
     if cni not in CNIS:
@@ -516,9 +526,16 @@ def _install(c: _Checker, raw, path, lab: LabDef | None) -> InstallDef:
     pinned = m.get("kubernetes_version_in_config", True)
     preload = m.get("preload", True)
     init_fails = m.get("init_fails", False)
-    for key, value in (("kubernetes_version_in_config", pinned), ("preload", preload), ("init_fails", init_fails)):
+    for key, value in (("kubernetes_version_in_config", pinned), ("preload", preload)):
         if not isinstance(value, bool):
             c.bad(path + (key,), f"found {_show(value)}; allowed: true or false")
+    init_fails_versions = {}
+    if isinstance(init_fails, dict):  # only where these versions are found
+        init_fails_versions = _versions(c, init_fails, path + ("init_fails",))
+        init_fails = True
+    elif not isinstance(init_fails, bool):
+        c.bad(path + ("init_fails",), f"found {_show(init_fails)}; allowed: true, false, or a version range "
+                                      "like {containerd: \"<2.0\"} where init is expected to stop")
     health = m.get("kubelet_health_check", "")
     if health != "" and not (isinstance(health, str) and GO_DURATION_RE.match(health)):
         c.bad(path + ("kubelet_health_check",), f"found {_show(health)}; allowed: a duration like 40s or 1m30s")
@@ -533,7 +550,8 @@ def _install(c: _Checker, raw, path, lab: LabDef | None) -> InstallDef:
             c.bad(("lab", "machines"), f"the {track} track takes roles control-plane and worker; "
                                        f"{', '.join(others)} {'has' if len(others) == 1 else 'have'} another")
     return InstallDef(track, version, cidrs["pod_cidr"], cidrs["service_cidr"], cni if cni in CNIS else "flannel",
-                      tuple(prepare), pinned is not False, preload is not False, init_fails is True, health)
+                      tuple(prepare), pinned is not False, preload is not False, init_fails is True, health,
+                      init_fails_versions)
 
 
 def _faults(c: _Checker, raw, path) -> tuple[FaultDef, ...]:
@@ -557,21 +575,55 @@ def _faults(c: _Checker, raw, path) -> tuple[FaultDef, ...]:
     return tuple(out)
 
 
+STEP_ACTIONS = ("run", "reboot", "recover_faults", "reinstall", "power_cycle")
+
+
+def _versions(c: _Checker, raw, path) -> dict:
+    """A version gate: component -> range, e.g. {containerd: "<2.0"}."""
+    versions = {}
+    for comp, rng in (c.mapping(raw, path, optional=VERSION_COMPONENTS) or {}).items():
+        if comp in VERSION_COMPONENTS and parse_range(rng) is None:
+            c.bad(path + (comp,), f"found {rng!r}; allowed: comparisons like '>=1.7', '<2.0' or '>=1.7,<2.0'")
+        versions[comp] = str(rng)
+    return versions
+
+
 def _steps(c: _Checker, raw, path) -> tuple[StepDef, ...]:
     out = []
     for i, item in enumerate(c.listing(raw, path)):
         sp = path + (i,)
         m = c.mapping(item, sp, required=("name",),
-                      optional=("target", "run", "reboot", "recover_faults", "reinstall", "timeout"))
+                      optional=("target", "run", "reboot", "recover_faults", "reinstall", "power_cycle", "timeout",
+                                "versions"))
         if m is None:
             continue
-        actions = [k for k in ("run", "reboot", "recover_faults", "reinstall") if k in m]
+        actions = [k for k in STEP_ACTIONS if k in m]
         if len(actions) != 1:
             found = ", ".join(f"`{a}`" for a in actions) or "none"
-            c.bad(sp, f"found actions {found}; allowed: exactly one of run, reboot, recover_faults, reinstall")
-        for flag in ("reboot", "recover_faults", "reinstall"):
+            c.bad(sp, f"found actions {found}; allowed: exactly one of {', '.join(STEP_ACTIONS)}")
+        kernel_args = ""
+        if isinstance(m.get("power_cycle"), dict):
+            given = c.mapping(m["power_cycle"], sp + ("power_cycle",), optional=("kernel_args",)) or {}
+            if "kernel_args" in given:
+                kernel_args = c.string(given["kernel_args"], sp + ("power_cycle", "kernel_args"),
+                                       allowed="kernel arguments, like systemd.mask=kubelet.service") or ""
+        elif "power_cycle" in m and m["power_cycle"] is not True:
+            c.bad(sp + ("power_cycle",), f"found {_show(m['power_cycle'])}; allowed: true, or "
+                                         "{kernel_args: ...} for one boot with those kernel arguments")
+        for flag in ("reboot", "recover_faults"):
             if flag in m and m[flag] is not True:
                 c.bad(sp + (flag,), f"found {_show(m[flag])}; allowed: true")
+        networks = {}
+        if isinstance(m.get("reinstall"), dict):
+            given = c.mapping(m["reinstall"], sp + ("reinstall",), optional=("pod_cidr", "service_cidr")) or {}
+            for key, value in ((k, v) for k, v in given.items() if k in ("pod_cidr", "service_cidr")):
+                if not _is_cidr(value):
+                    c.bad(sp + ("reinstall", key), f"found {_show(value)}; allowed: an IPv4 network like 172.20.0.0/16")
+                networks[key] = str(value)
+        elif "reinstall" in m and m["reinstall"] is not True:
+            c.bad(sp + ("reinstall",), f"found {_show(m['reinstall'])}; allowed: true, or a mapping of pod_cidr "
+                                       "and service_cidr to rebuild with")
+        versions = _versions(c, m["versions"], sp + ("versions",)) if "versions" in m else {}
         if "run" in m:
             c.string(m["run"], sp + ("run",), allowed="a shell command")
         timeout = c.duration(m.get("timeout", 120), sp + ("timeout",))
@@ -579,7 +631,7 @@ def _steps(c: _Checker, raw, path) -> tuple[StepDef, ...]:
         if name:
             out.append(StepDef(name, c.target(m.get("target"), sp + ("target",)), m.get("run"),
                                m.get("reboot") is True, m.get("recover_faults") is True, timeout or 120.0,
-                               m.get("reinstall") is True))
+                               "reinstall" in m, networks, versions, "power_cycle" in m, kernel_args))
     return tuple(out)
 
 
@@ -685,14 +737,13 @@ def validate(src: Source, path: Path, problems: list[str]) -> Scenario | None:
         c.bad(("recover",), "`install.init_fails: true` needs a recovery step `reinstall: true` "
                             "(kubeadm reset, then init, joins and CNI again)")
     for i in reinstalls:
-        if not install.init_fails:
-            c.bad(("recover", i, "reinstall"), "allowed only with `install.init_fails: true`: "
-                                               "a reinstall follows an init that the fault stopped")
+        if install.track != "kubeadm":
+            c.bad(("recover", i, "reinstall"), "allowed only with the kubeadm track (`install.track: kubeadm`)")
     if len(problems) > before or lab is None or name is None or summary is None:
         return None
     return Scenario(name=name, summary=summary, lab=lab, install=install, claims=tuple(claims), faults=faults,
                     expect=expect, recover=recover, verify=verify, observe=observe, evidence=evidence, facts=facts,
-                    warnings=tuple(_overlap_warnings(c, lab, install)),
+                    warnings=tuple(_overlap_warnings(c, lab, install, recover)),
                     source_file=str(path), sha256=hashlib.sha256(path.read_bytes()).hexdigest())
 
 

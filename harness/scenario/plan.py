@@ -14,19 +14,20 @@ from dataclasses import dataclass, replace
 from ..faults import make as make_fault
 from ..model import CLUSTER, PHASES, ROLE_SELECTORS, Check, Scenario
 from ..probes import make as make_probe
-from .checks import applies
+from .checks import applies, in_ranges
 
 BOOT_ID = "cat /proc/sys/kernel/random/boot_id"
 REBOOT_TIMEOUT = 240.0
+POWER_CYCLE_TIMEOUT = 600.0  # the backend's own boot allowance under TCG
 
 
 @dataclass(frozen=True)
 class Step:
     phase: str
     machine: str
-    action: str  # run | write | fetch | check | reboot | evidence | not-applicable
+    action: str  # run | write | fetch | check | reboot | power-cycle | evidence | not-applicable
     name: str
-    command: str = ""  # run, write, fetch and evidence: the command; check: the probe's command
+    command: str = ""  # run, write, fetch and evidence: the command; check: the probe's command; power-cycle: kernel args
     check: Check | None = None
     kind: str = ""  # for checks: armed | expect | observe | verify
     timeout: float = 120.0
@@ -39,7 +40,7 @@ class Step:
         """What the machine receives, in order (a check repeats its one command while it polls)."""
         if self.action == "reboot":
             return [BOOT_ID, "systemctl reboot", BOOT_ID]
-        if self.action == "not-applicable":
+        if self.action in ("not-applicable", "power-cycle"):  # a power cycle goes through the backend
             return []
         return [self.command]
 
@@ -48,6 +49,9 @@ class Step:
             return f"[{self.phase}] {self.machine}: (skipped: {self.note})"
         if self.action == "reboot":
             return f"[{self.phase}] {self.machine}: systemctl reboot    # {self.name}: then wait for a new boot id"
+        if self.action == "power-cycle":
+            args = f", once with kernel arguments `{self.command}`" if self.command else ""
+            return f"[{self.phase}] {self.machine}: (backend) power off, boot{args}    # {self.name}: then wait for SSH"
         parts = [self.note or (self.name if self.action == "write" else "")]
         if self.may_fail:
             parts.append("may fail")
@@ -123,6 +127,9 @@ def plan(scenario: Scenario, roles: dict[str, str], facts: dict[str, dict], cont
     facts = {**facts, CLUSTER: facts.get(next((m for m, r in roles.items() if r == "control-plane"), ""), {})}
     faults = faults_of(scenario, roles, facts)
     armed = [] if control else faults
+    # an init the fault is meant to stop (where its version range holds: unknown facts count as held)
+    init_stops = (scenario.install.init_fails and not control
+                  and (not facts_known or in_ranges(scenario.install.init_fails_versions, facts[CLUSTER])))
     steps: list[Step] = _fault_steps(armed, "armed-check", "before-install", inject_phase="arm")
     if scenario.install.track == "kubeadm":
         from ..provisioners import kubeadm
@@ -134,16 +141,28 @@ def plan(scenario: Scenario, roles: dict[str, str], facts: dict[str, dict], cont
             return out + _check_steps("install", "observe", scenario.observe, machines, facts, facts_known, at=when)
 
         steps += kubeadm.steps(scenario.install, install, _track_step("install"), at_point,
-                               init_may_fail=scenario.install.init_fails and not control)
+                               init_may_fail=init_stops)
     if not control:
         steps += _check_steps("expect", "expect", scenario.expect, machines, facts, facts_known)
     steps += _check_steps("expect", "observe", scenario.observe, machines, facts, facts_known)
     for s in scenario.recover:
+        # a version-gated step: decided per machine (a reinstall: by the control plane's versions)
+        gated = lambda m: facts_known and not in_ranges(s.versions, facts.get(m, {}))  # noqa: E731
+        skipped = Step("recover", "", "not-applicable", s.name,
+                       note=f"{s.name} applies to " + ", ".join(f"{k} {v}" for k, v in s.versions.items()))
+        if s.action == "reinstall" and gated(CLUSTER):
+            steps.append(replace(skipped, machine=CLUSTER))
+            continue
         for m in targets(s.target, machines):
-            if s.action == "run":
+            if s.action != "reinstall" and gated(m):
+                steps.append(replace(skipped, machine=m))
+            elif s.action == "run":
                 steps.append(Step("recover", m, "run", s.name, s.run, timeout=s.timeout, note=s.name))
             elif s.action == "reboot":
                 steps.append(Step("recover", m, "reboot", s.name, timeout=max(s.timeout, REBOOT_TIMEOUT)))
+            elif s.action == "power-cycle":
+                steps.append(Step("recover", m, "power-cycle", s.name, s.kernel_args,
+                                  timeout=max(s.timeout, POWER_CYCLE_TIMEOUT), note=s.name))
             elif s.action == "reinstall":
                 continue  # once for the cluster, below
             else:
@@ -155,7 +174,9 @@ def plan(scenario: Scenario, roles: dict[str, str], facts: dict[str, dict], cont
         if s.action == "reinstall" and not control:  # a control run's install went through
             from ..provisioners import kubeadm
 
-            steps += kubeadm.reinstall_steps(scenario.install, install, _track_step("recover"))
+            # after an init that stopped: from `kubeadm reset` on; after a built cluster: a rebuild
+            steps += kubeadm.reinstall_steps(replace(scenario.install, **s.networks), install, _track_step("recover"),
+                                             rebuild=not init_stops)
     rebooted: list[str] = []
     for c in scenario.verify:
         if c.after_reboot:

@@ -16,14 +16,14 @@ def node(name, ready, cidr="", reason="KubeletReady", message="kubelet is postin
                                                                         message=message)]))
 
 
-def pod(name, phase="Running", node_name="cp1", restarts=0, waiting=None, ready=True, owner="DaemonSet"):
+def pod(name, phase="Running", node_name="cp1", restarts=0, waiting=None, ready=True, owner="DaemonSet", ip=None):
     state = k.V1ContainerState(waiting=k.V1ContainerStateWaiting(reason=waiting)) if waiting \
         else k.V1ContainerState(running=k.V1ContainerStateRunning())
     return k.V1Pod(
         metadata=k.V1ObjectMeta(name=name, owner_references=[k.V1OwnerReference(
             api_version="v1", kind=owner, name="o", uid="u")] if owner else None),
         spec=k.V1PodSpec(node_name=node_name, containers=[]),
-        status=k.V1PodStatus(phase=phase, container_statuses=[k.V1ContainerStatus(
+        status=k.V1PodStatus(phase=phase, pod_ip=ip, container_statuses=[k.V1ContainerStatus(
             name="c", image="i", image_id="", ready=ready, restart_count=restarts, state=state)]))
 
 
@@ -132,6 +132,23 @@ def test_service_reaches_both_pods():
     one_sided = FakeCluster(pods=web + [pod("kubelab-probe")], exec_out="kubelab-web-a\nFAILED\n" * 10)
     r = read("service-reaches-pods", one_sided)
     assert r.value == 1 and "10 request(s) failed" in r.text
+
+
+def test_pods_reach_pods_by_ip_names_each_path():
+    web = [pod("kubelab-web-a", node_name="cp1", ip="10.244.0.5"), pod("kubelab-web-b", node_name="w1", ip="10.244.1.3")]
+    probe = pod("kubelab-probe", node_name="cp1", ip="10.244.0.4", owner=None)
+    # the pod on w1 does not answer: a cross-node path is broken, the local one works
+    cluster = FakeCluster(pods=web + [probe], exec_out="10.244.0.5 kubelab-web-a\n10.244.1.3 FAILED\n")
+    r = read("pods-reach-pods", cluster)
+    assert r.value == 1
+    assert r.text.splitlines() == ["from kubelab-probe on cp1 (10.244.0.4)",
+                                   "kubelab-web-a on cp1 at 10.244.0.5: answered",
+                                   "kubelab-web-b on w1 at 10.244.1.3: no answer"]
+    assert "http://10.244.1.3:8080/" in cluster.execs[0][2]
+    # a pod that answers with another pod's name (an address reused elsewhere) did not answer
+    wrong = FakeCluster(pods=web + [probe], exec_out="10.244.0.5 kubelab-web-b\n10.244.1.3 kubelab-web-b\n")
+    assert read("pods-reach-pods", wrong).value == 1
+    assert read("pods-reach-pods", FakeCluster(pods=[probe])).text.startswith("not ready: 0 web pod(s)")
 
 
 def test_an_api_that_does_not_answer_is_a_reading_not_an_error():

@@ -278,3 +278,35 @@ def test_a_run_whose_every_expectation_was_gated_out_is_not_met(tmp_path):
     assert [o["met"] for o in record["observations"]] == [None]
     assert result.exit_code == 1 and record["verdict"]["result"] == "not-met"
     assert record["verdict"]["reason"].startswith("no expectation was evaluated on these machines: old-path")
+
+
+POWER_CYCLE = IP_FORWARD.replace("  - {name: again, reboot: true}\n", """\
+  - {name: console, power_cycle: {kernel_args: systemd.mask=kubelet.service}}
+  - {name: plain, power_cycle: true}
+  - {name: only-old, run: "echo old", versions: {containerd: "<1.6"}}
+""")
+
+
+def test_a_power_cycle_goes_through_the_backend_and_a_gated_step_is_recorded_as_skipped(tmp_path):
+    class PoweredLab(FakeLab):
+        def __init__(self, remotes):
+            super().__init__(remotes)
+            self.cycles = []
+
+        def power_cycle(self, machine, kernel_args, timeout):
+            self.cycles.append((machine, kernel_args))
+            return f"booted with `{kernel_args}`" if kernel_args else "booted"
+
+    remote = ip_forward_remote()
+    lab = PoweredLab({"node1": remote})
+    clock = FakeClock()
+    result = Engine(scenario_file(tmp_path, POWER_CYCLE), Options(runs_root=tmp_path / "runs"), FakeLabs(lab),
+                    clock=clock, sleep=clock.sleep).run()
+    record = json.loads((result.directory / "run.json").read_text())
+    assert result.exit_code == 0, result.reason
+    assert lab.cycles == [("node1", "systemd.mask=kubelet.service"), ("node1", "")]
+    assert "systemctl reboot" not in remote.calls and "echo old" not in remote.calls
+    recover = [s for s in record["steps"] if s["phase"] == "recover"]
+    assert [s["name"] for s in recover][-3:] == ["console", "plain", "only-old"]
+    assert "booted with `systemd.mask=kubelet.service`" in (result.directory / recover[-3]["log"]).read_text()
+    assert recover[-1]["command"] == "(skipped: only-old applies to containerd <1.6)" and recover[-1]["exit_code"] is None

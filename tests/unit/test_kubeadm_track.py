@@ -1,6 +1,7 @@
 """The kubeadm track on scripted machines: what it sends, in order, equals what dry-run
 prints; captured values reach the join; the kubeadm config it writes is valid v1beta4."""
 
+import json
 import time
 
 import pytest
@@ -262,3 +263,55 @@ def test_tcg_runtime_settings_reach_every_go_component(tmp_path):
         assert env == TCG_GO_ENV, name
     recorded = __import__("json").loads((result.directory / "run.json").read_text())["install"]
     assert recorded["go_runtime"] == TCG_GO_ENV and recorded["kubelet_args"] == {"housekeeping-interval": "30s"}
+
+
+def planned(name, containerd):
+    from harness.model import CLUSTER
+    from harness.scenario.dryrun import install_context
+    from harness.scenario.plan import plan
+
+    scenario = load(find(name))
+    facts = {"containerd": containerd, "runc": "1.3.6", "os": "x", "kernel": "x", "systemd": "x"}
+    roles = scenario.lab.roles()
+    return plan(scenario, roles, {m: facts for m in roles}, install=install_context(scenario, facts)), CLUSTER
+
+
+@pytest.mark.parametrize(("containerd", "stops"), [("1.7.24~ds1-6+deb13u1", True), ("2.1.9~ds1-1", False)])
+def test_where_the_fault_breaks_init_only_on_some_versions_the_track_follows_the_version(containerd, stops):
+    steps, cluster = planned("cgroup-driver-mismatch", containerd)
+    install = [s for s in steps if s.phase == "install"]
+    init = next(s for s in install if s.name == "kubeadm init")
+    assert init.may_fail is stops
+    assert any(s.name == "apply flannel" for s in install) is not stops  # on 1.x the track ends at init
+    recover = {s.name: s for s in steps if s.phase == "recover"}
+    assert ("kubeadm reset" in recover) is stops
+    assert recover["restart-the-kubelet"].action == ("not-applicable" if stops else "run")
+    if not stops:
+        assert recover["reset-and-init-again"].action == "not-applicable"
+        assert recover["reset-and-init-again"].machine == cluster
+
+
+def test_a_rebuild_resets_every_node_and_installs_the_new_ranges():
+    steps, _ = planned("cidr-overlap-10-244", "2.1.9~ds1-1")
+    recover = [s for s in steps if s.phase == "recover"]
+    cycles = [(s.machine, s.command) for s in recover if s.action == "power-cycle"]
+    assert cycles == [("cp1", "systemd.mask=kubelet.service"), ("cp1", "")]
+    assert all(s.commands() == [] for s in recover if s.action == "power-cycle")  # the backend does it
+    rebuild = recover[[s.name for s in recover].index("boot-normally") + 1:]
+    assert [(s.machine, s.command) for s in rebuild if s.name == "kubeadm reset"] == [("cp1", "kubeadm reset -f"),
+                                                                                      ("w1", "kubeadm reset -f")]
+    assert {s.machine for s in rebuild if s.name == "remove CNI state"} == {"cp1", "w1"}
+    assert [s.command for s in rebuild if s.name == "route to the Service network"][::2] == \
+        ["ip route replace 172.21.0.0/16 dev eth0"] * 2
+    config = yaml.safe_load_all(next(s.content for s in rebuild if s.name == "kubeadm config"))
+    networking = next(d for d in config if d["kind"] == "ClusterConfiguration")["networking"]
+    assert networking["podSubnet"] == "172.20.0.0/16" and networking["serviceSubnet"] == "172.21.0.0/16"
+    def network(manifest):
+        cfg = next(d for d in yaml.safe_load_all(manifest) if d and d["kind"] == "ConfigMap")
+        return json.loads(cfg["data"]["net-conf.json"])["Network"]
+
+    assert network(next(s.content for s in rebuild if s.name == "flannel manifest")) == "172.20.0.0/16"
+    # the first install kept flannel's default: that is the fault
+    assert network(next(s.content for s in steps if s.phase == "install" and s.name == "flannel manifest")) \
+        == "10.244.0.0/16"
+    assert [s.name for s in rebuild if s.machine == "w1"][-2:] == ["kubeadm join config", "kubeadm join"]

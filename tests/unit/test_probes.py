@@ -153,7 +153,7 @@ def test_every_probe_kind_has_a_parser_test():
     tested = {"sysctl", "module-loaded", "swaps", "unit-state", "file-exists", "file-content", "journal",
               "containerd-config", "command", "ca-cert-hash",
               # in test_cluster_probes.py:
-              "node-ready", "node-podcidr", "pods", "pod-logs", "events", "dns", "service-reaches-pods"}
+              "node-ready", "node-podcidr", "pods", "pod-logs", "events", "dns", "service-reaches-pods", "pods-reach-pods"}
     assert set(PROBES) == tested
 
 

@@ -199,18 +199,38 @@ CASES = [
          "bad.yaml:5: install.kubelet_health_check: found '4 minutes'; allowed: a duration like 40s or 1m30s",
          "bad.yaml:7: recover: `install.init_fails: true` needs a recovery step `reinstall: true` "
          "(kubeadm reset, then init, joins and CNI again)"),
-    case("a-reinstall-follows-only-an-init-meant-to-fail", """\
+    case("a-reinstall-needs-the-kubeadm-track-and-real-ranges", """\
         apiVersion: kubelab/v1
         kind: Scenario
         name: bad
         summary: Broken on purpose.
-        install: {track: kubeadm}
+        lab: {suite: sid, machines: [{name: cp1, role: control-plane}]}
+        recover:
+          - {name: again, reinstall: true, versions: {containerd: "about two"}}
+          - {name: other, reinstall: {pod_cidr: 172.20.0.0/33, dns: x}}
+          - {name: third, reinstall: yes please}
+        """,
+         "bad.yaml:7: recover[0].versions.containerd: found 'about two'; allowed: comparisons like '>=1.7', '<2.0' "
+         "or '>=1.7,<2.0'",
+         "bad.yaml:8: recover[1].reinstall.dns: unknown key `dns`; allowed: pod_cidr, service_cidr",
+         "bad.yaml:8: recover[1].reinstall.pod_cidr: found '172.20.0.0/33'; allowed: an IPv4 network like 172.20.0.0/16",
+         "bad.yaml:9: recover[2].reinstall: found 'yes please'; allowed: true, or a mapping of pod_cidr and "
+         "service_cidr to rebuild with",
+         "bad.yaml:7: recover[0].reinstall: allowed only with the kubeadm track (`install.track: kubeadm`)",
+         "bad.yaml:8: recover[1].reinstall: allowed only with the kubeadm track (`install.track: kubeadm`)",
+         "bad.yaml:9: recover[2].reinstall: allowed only with the kubeadm track (`install.track: kubeadm`)"),
+    case("init-fails-takes-true-or-a-version-range", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        install: {track: kubeadm, init_fails: sometimes}
         lab: {suite: sid, machines: [{name: cp1, role: control-plane}]}
         recover:
           - {name: again, reinstall: true}
         """,
-         "bad.yaml:8: recover[0].reinstall: allowed only with `install.init_fails: true`: "
-         "a reinstall follows an init that the fault stopped"),
+         "bad.yaml:5: install.init_fails: found 'sometimes'; allowed: true, false, or a version range like "
+         "{containerd: \"<2.0\"} where init is expected to stop"),
     case("kubeadm-track-needs-one-control-plane", """\
         apiVersion: kubelab/v1
         kind: Scenario
@@ -736,7 +756,8 @@ CASES = [
           - name: wait-a-bit
             timeout: 30s
         """,
-         "bad.yaml:7: recover[0]: found actions none; allowed: exactly one of run, reboot, recover_faults, reinstall"),
+         "bad.yaml:7: recover[0]: found actions none; allowed: exactly one of run, reboot, recover_faults, reinstall, "
+         "power_cycle"),
     case("step-with-two-actions", """\
         apiVersion: kubelab/v1
         kind: Scenario
@@ -748,7 +769,8 @@ CASES = [
             run: sysctl -w net.ipv4.ip_forward=1
             reboot: true
         """,
-         "bad.yaml:7: recover[0]: found actions `run`, `reboot`; allowed: exactly one of run, reboot, recover_faults, reinstall"),
+         "bad.yaml:7: recover[0]: found actions `run`, `reboot`; allowed: exactly one of run, reboot, recover_faults, reinstall, "
+         "power_cycle"),
     case("step-without-name", """\
         apiVersion: kubelab/v1
         kind: Scenario
@@ -1035,6 +1057,22 @@ def test_a_lab_network_inside_the_pod_range_is_warned_about_with_its_line(tmp_pa
 def test_an_intended_overlap_and_a_disjoint_range_are_not_warned_about(tmp_path):
     assert load(_kubeadm_lab(tmp_path, "\n          overlap: intended")).warnings == ()
     assert load(_kubeadm_lab(tmp_path, "", ", pod_cidr: 172.20.0.0/16, service_cidr: 172.21.0.0/16")).warnings == ()
+
+
+def test_a_rebuild_that_still_overlaps_is_warned_about_even_when_the_overlap_is_intended(tmp_path):
+    path = _kubeadm_lab(tmp_path, "\n          overlap: intended")
+    path.write_text(path.read_text() + "recover:\n  - {name: again, reinstall: {pod_cidr: 10.244.0.0/16, "
+                                       "service_cidr: 172.21.0.0/16}}\n")
+    assert [w.replace(f"{tmp_path}/", "") for w in load(path).warnings] == [
+        "overlap.yaml:12: lab.network: 10.244.1.0/24 overlaps recover[0].reinstall.pod_cidr 10.244.0.0/16: the "
+        "nodes' addresses lie in the cluster's pod range; choose a range outside it"]
+
+
+def test_a_lab_network_that_is_the_fault_has_no_control_run(tmp_path):
+    from harness.scenario.load import find
+
+    assert "its control is kubeadm-baseline" in load(find("cidr-overlap-10-244")).control_problem()
+    assert load(find("flannel-no-brnetfilter")).control_problem() == ""
 
 
 def test_lint_prints_the_warning_and_still_passes(tmp_path):
