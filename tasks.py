@@ -354,6 +354,8 @@ def scenario_run(c, name, suite=None, keep=False, control=False, dry_run=False, 
         scenario = scenario.with_kubernetes(str(KubeVersion.parse(kubernetes)))
     for w in scenario.warnings:  # before anything is created
         print(f"warning: {w}", file=sys.stderr)
+    if control and scenario.control_problem():
+        raise UsageError(f"--control: {scenario.control_problem()}")
     if suite:
         from harness.images.recipe import check_suite
 
