@@ -246,7 +246,7 @@ class Engine:
             elif step.action == "not-applicable" and step.check is None:
                 self.record.skipped_step(phase, step.name, step.machine, step.note)
             elif step.action == "not-applicable":
-                self.record.not_applicable(step.kind, phase, step.check, step.machine, self.facts[step.machine])
+                self.record.not_applicable(step.kind, phase, step.check, step.machine, self._facts_of(step.machine))
             elif step.action == "check":
                 obs = self._observe(step, entry)
                 if step.kind == "armed" and not obs["met"]:
@@ -341,6 +341,12 @@ class Engine:
         self.progress.note(f"{step.phase}: {check.name} on {step.machine}: {mark} "
                            f"({obs['matched'][:80] or obs['value']!r})")
         return obs
+
+    def _facts_of(self, machine: str) -> dict:
+        """A machine's facts; the cluster's are its control plane's (as the plan decides gates)."""
+        if machine == CLUSTER:
+            machine = next((m for m in self.lab.machines if self.lab.role(m) == "control-plane"), machine)
+        return self.facts.get(machine, {})
 
     def _cluster_client(self):
         if self._cluster is None:

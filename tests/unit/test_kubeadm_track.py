@@ -315,3 +315,35 @@ def test_a_rebuild_resets_every_node_and_installs_the_new_ranges():
     assert network(next(s.content for s in steps if s.phase == "install" and s.name == "flannel manifest")) \
         == "10.244.0.0/16"
     assert [s.name for s in rebuild if s.machine == "w1"][-2:] == ["kubeadm join config", "kubeadm join"]
+
+
+DUMP_1X = """version = 2
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+  SystemdCgroup = {}
+"""
+
+
+def test_a_gated_cluster_check_is_decided_by_the_control_planes_versions(tmp_path):
+    """cgroup-driver-mismatch on containerd 1.7, through the engine: the cluster checks meant
+    for 2.x are recorded as not applicable with cp1's version, and the track ends at init."""
+    trixie = SID_FACTS[1].replace("2.1.9~ds1 2.1.9~ds1-1", "1.7.24~ds1 1.7.24~ds1-6+deb13u1")
+
+    class Trixie(Machine):
+        def run(self, command, timeout=60.0, check=False, stdin=None):
+            out = {FACTS_COMMAND: trixie, "cat /proc/1/comm": "systemd\n", "containerd config dump": DUMP_1X.format(
+                "true" if any("SystemdCgroup = true/" in c for c in self.calls) else "false")}.get(command)
+            if out is not None:
+                self.calls.append(command)
+                return CommandResult(self.name, command, 0, out, "", time.time(), 0.001)
+            return super().run(command, timeout, check, stdin)
+
+    lab, clock = TwoNodeLab(), FakeClock()
+    lab.remotes = {"cp1": Trixie("cp1")}
+    result = Engine(load(find("cgroup-driver-mismatch")), Options(runs_root=tmp_path / "runs"), Labs(lab),
+                    clock=clock, sleep=clock.sleep, cluster_client=one_node_cluster, kit=KIT).run()
+    record = json.loads((result.directory / "run.json").read_text())
+    assert result.exit_code != 2, result.reason
+    gated = next(o for o in record["observations"] if o["check"] == "node-stays-ready-on-cgroupfs")
+    assert gated["machine"] == "cluster" and gated["met"] is None
+    assert gated["matched"] == "not applicable: versions containerd >=2.0 (machine has containerd 1.7.24~ds1)"
+    assert [s["name"] for s in record["steps"]].count("kubeadm init") == 2  # stopped at init, then the reinstall
