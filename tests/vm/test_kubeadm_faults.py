@@ -1,10 +1,11 @@
 """The Kubernetes fault scenarios on real clusters (sid, the default kit, TCG).
 
-Each is a whole kubeadm install on two guests. Measured here: 7 to 9 minutes
-each (kubeadm-baseline 453 s, flannel-no-brnetfilter 504 s). CI runs
-flannel-no-brnetfilter, the headline scenario; the others carry the `cluster`
-marker and run on demand, `pytest -m cluster` (README, "Tests"), so that CI
-stays well inside its time limit.
+Each is a whole kubeadm install on one or two guests. Measured here: 6 to 10
+minutes each (flannel-no-brnetfilter 504 s, airgap-unset-version 373 s), 18 for
+cidr-overlap-10-244 (two installs and two power cycles). CI runs
+flannel-no-brnetfilter, cgroup-driver-mismatch on trixie (containerd 1.7) and
+airgap-unset-version; the others carry the `cluster` marker and run on demand,
+`pytest -m cluster` (README, "Tests"), so that CI stays well inside its time limit.
 """
 
 import pytest
@@ -63,7 +64,27 @@ def test_cgroup_driver_mismatch_on_containerd_2(tmp_path, libvirt_backend, kit):
     assert record["facts"]["cgroup_driver_source"] == "cri"
 
 
+def test_cgroup_driver_mismatch_on_containerd_1(tmp_path, libvirt_backend, kit):
+    """trixie's containerd 1.7 has no RuntimeConfig: the kubelet keeps systemd, runc uses
+    cgroupfs, and the control plane's sandboxes are made again; init ends the track there."""
+    record = met(tmp_path, "cgroup-driver-mismatch", "--suite", "trixie")
+    assert record["facts"]["cgroup_driver_source"] == "kubelet-config"
+    assert observation(record, "control-plane-sandboxes-made-again")["met"]
+    assert [s["name"] for s in record["steps"]].count("kubeadm init") == 2  # the track's, then the reinstall's
+    assert observation(record, "service-reaches-both-pods", "verify")["value"] == 2
+
+
 @pytest.mark.cluster
+def test_cidr_overlap_10_244(tmp_path, libvirt_backend, kit):
+    record = met(tmp_path, "cidr-overlap-10-244")
+    assert observation(record, "control-plane-gets-the-lab-network-as-its-pod-subnet")["value"] \
+        .startswith("cp1=10.244.0.0/24")
+    assert "local 10.244.0.1 dev cni0" in observation(record, "cni0-took-the-host-address", "verify")["matched"]
+    cycles = [s for s in record["steps"] if s["name"] in ("boot-without-the-kubelet", "boot-normally")]
+    assert [s["exit_code"] for s in cycles] == [0, 0]
+    assert observation(record, "pods-reach-pods-on-both-nodes", "verify")["value"] == 2
+
+
 def test_airgap_unset_version(tmp_path, libvirt_backend, kit):
     record = met(tmp_path, "airgap-unset-version")
     inits = [s for s in record["steps"] if s["name"] == "kubeadm init"]
