@@ -1,11 +1,12 @@
 """The Kubernetes fault scenarios on real clusters (sid, the default kit, TCG).
 
 Each is a whole kubeadm install on one or two guests. Measured here: 6 to 10
-minutes each (flannel-no-brnetfilter 504 s, airgap-unset-version 373 s), 18 for
-cidr-overlap-10-244 (two installs and two power cycles). CI runs
-flannel-no-brnetfilter, cgroup-driver-mismatch on trixie (containerd 1.7) and
-airgap-unset-version; the others carry the `cluster` marker and run on demand,
-`pytest -m cluster` (README, "Tests"), so that CI stays well inside its time limit.
+minutes each (flannel-no-brnetfilter 504-771 s, airgap-unset-version 373-499 s),
+18 for cidr-overlap-10-244 (two installs and two power cycles). CI runs
+flannel-no-brnetfilter and cgroup-driver-mismatch on trixie (containerd 1.7);
+the others carry the `cluster` marker and run on demand, `pytest -m cluster`
+(README, "Tests"): the whole default suite took 62 min here with
+airgap-unset-version in it, over CI's 60-minute target.
 """
 
 import pytest
@@ -85,6 +86,7 @@ def test_cidr_overlap_10_244(tmp_path, libvirt_backend, kit):
     assert observation(record, "pods-reach-pods-on-both-nodes", "verify")["value"] == 2
 
 
+@pytest.mark.cluster
 def test_airgap_unset_version(tmp_path, libvirt_backend, kit):
     record = met(tmp_path, "airgap-unset-version")
     inits = [s for s in record["steps"] if s["name"] == "kubeadm init"]
