@@ -25,7 +25,8 @@ from pathlib import Path
 import libvirt
 
 from .. import paths
-from ..errors import BackendError, BackendUnavailable, ConnectError, HostKeyMismatch, MachineTimeout, UsageError
+from ..errors import (BackendError, BackendUnavailable, ConnectError, HostKeyMismatch, MachineTimeout, Unsupported,
+                      UsageError)
 from ..host import LIBVIRT_URI
 from ..remote.ssh import SshRemote
 from . import accel
@@ -468,6 +469,16 @@ class LibvirtBackend(MachineBackend):
     # -- power -------------------------------------------------------------
     def power_cycle(self, lab, machine: str, kernel_args: str, timeout: float = BOOT_TIMEOUT) -> str:
         dom = self._domain(lab, machine)
+        persistent = dom.XMLDesc(libvirt.VIR_DOMAIN_XML_INACTIVE)
+        once = None
+        if kernel_args:  # checked before the machine goes down
+            root = ET.fromstring(persistent)
+            cmdline = root.find("os/cmdline")
+            if cmdline is None:
+                raise Unsupported(f"machine `{machine}` boots without a kernel command line in its definition; "
+                                  f"kernel arguments ({kernel_args}) cannot be added")
+            cmdline.text = f"{cmdline.text} {kernel_args}"
+            once = ET.tostring(root, encoding="unicode")
         started = time.monotonic()
         how = "shut down (ACPI)"
         if dom.isActive():
@@ -479,17 +490,12 @@ class LibvirtBackend(MachineBackend):
                 dom.destroy()
                 how = f"powered off (no ACPI shutdown within {SHUTDOWN_TIMEOUT:g}s)"
         off = time.monotonic() - started
-        persistent = dom.XMLDesc(libvirt.VIR_DOMAIN_XML_INACTIVE)
-        if kernel_args:
-            # this boot only: the running domain keeps the changed line, its definition the old one
-            root = ET.fromstring(persistent)
-            cmdline = root.find("os/cmdline")
-            cmdline.text = f"{cmdline.text} {kernel_args}"
-            self.conn.defineXML(ET.tostring(root, encoding="unicode"))
+        if once:  # this boot only: the running domain keeps the changed line, its definition the old one
+            self.conn.defineXML(once)
         try:
             dom.create()
         finally:
-            if kernel_args:
+            if once:
                 self.conn.defineXML(persistent)
         booted = time.monotonic()
         self.wait_ssh(lab, machine, timeout)

@@ -193,6 +193,17 @@ class Dns(ClusterProbe):
         return Reading("answered" if answered else "no answer", out)
 
 
+def _workload(cluster, name: str):
+    """kubelab's proof workload, created on first use: (its Running web pods by name, the toolbox pod or None)."""
+    from ..cluster import NAMESPACE, PROBE_POD
+
+    cluster.ensure_probe_pod(TOOLBOX)
+    cluster.ensure_web(TOOLBOX, name)
+    web = sorted((p for p in cluster.pods(NAMESPACE, f"app={name}") if p.status.phase == "Running"),
+                 key=lambda p: p.metadata.name)
+    return web, next(iter(cluster.pods(NAMESPACE, f"app={PROBE_POD}")), None)
+
+
 class ServiceReachesPods(ClusterProbe):
     """The S9 proof: a 2-replica Deployment spread over the nodes behind a Service; the
     toolbox pod requests the Service `requests` times. value: how many distinct pods
@@ -218,11 +229,8 @@ class ServiceReachesPods(ClusterProbe):
         from ..cluster import NAMESPACE, PROBE_POD
 
         name = self.web
-        cluster.ensure_probe_pod(TOOLBOX)
-        cluster.ensure_web(TOOLBOX, name)
-        web = [p for p in cluster.pods(NAMESPACE, f"app={name}") if p.status.phase == "Running"]
-        probe = next(iter(cluster.pods(NAMESPACE, f"app={PROBE_POD}")), None)
-        where = ", ".join(f"{p.metadata.name} on {p.spec.node_name}" for p in sorted(web, key=lambda p: p.metadata.name))
+        web, probe = _workload(cluster, name)
+        where = ", ".join(f"{p.metadata.name} on {p.spec.node_name}" for p in web)
         if len(web) < 2 or probe is None or probe.status.phase != "Running":
             return Reading(0, f"not ready: {len(web)} web pod(s) running ({where or 'none'}); probe pod "
                               f"{probe.status.phase if probe else 'absent'}")
@@ -254,11 +262,8 @@ class PodsReachPods(ClusterProbe):
     def read(self, cluster) -> Reading:
         from ..cluster import NAMESPACE, PROBE_POD, WEB
 
-        cluster.ensure_probe_pod(TOOLBOX)
-        cluster.ensure_web(TOOLBOX, WEB)
-        web = sorted((p for p in cluster.pods(NAMESPACE, f"app={WEB}") if p.status.phase == "Running" and p.status.pod_ip),
-                     key=lambda p: p.metadata.name)
-        probe = next(iter(cluster.pods(NAMESPACE, f"app={PROBE_POD}")), None)
+        web, probe = _workload(cluster, WEB)
+        web = [p for p in web if p.status.pod_ip]
         if not web or probe is None or probe.status.phase != "Running":
             return Reading(0, f"not ready: {len(web)} web pod(s) running; probe pod {probe.status.phase if probe else 'absent'}")
         # one line per pod: its IP, then what it answered (its name) or FAILED

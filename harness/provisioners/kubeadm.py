@@ -173,11 +173,13 @@ CNI_CLEANUP = ("rm -rf /etc/cni/net.d/* /var/lib/cni /run/flannel; "
                "for link in cni0 flannel.1; do ip link delete $link 2>/dev/null || true; done")
 
 
-def reinstall_steps(install: InstallDef, ctx: InstallContext, make_step, rebuild: bool = False) -> list:
+def reinstall_steps(install: InstallDef, ctx: InstallContext, make_step, rebuild: bool = False,
+                    new_ranges: bool = False) -> list:
     """After init failed as expected and the fault was fixed: `kubeadm reset`, then init,
     the joins and the CNI, as a learner would run them again. `rebuild`: the cluster
-    was built, so every node is reset and its CNI state removed first; `install` may
-    carry other ranges (a new Service range gets its route)."""
+    was built, so every node is reset and its CNI state removed first. `new_ranges`:
+    `install` carries other ranges, so the kubeadm config is written again and the new
+    Service range gets its route (otherwise the config stays as the recovery left it)."""
     cp = ctx.control_plane
     out = []
     for m in ctx.roles if rebuild else [cp]:
@@ -187,9 +189,9 @@ def reinstall_steps(install: InstallDef, ctx: InstallContext, make_step, rebuild
         if rebuild:
             out.append(make_step(m, "run", "remove CNI state", CNI_CLEANUP,
                                  note="kubeadm reset leaves flannel's config, lease and interfaces"))
-            out += [make_step(m, "run", "route to the Service network", c, note=f"Service range {install.service_cidr}")
-                    for c in service_route_commands(install.service_cidr)]
-    if rebuild:
+    if new_ranges:
+        out += [make_step(m, "run", "route to the Service network", c, note=f"Service range {install.service_cidr}")
+                for m in ctx.roles for c in service_route_commands(install.service_cidr)]
         out.append(make_step(cp, "write", "kubeadm config", write_command(CONFIG),
                              content=init_config(cluster_spec(install), cp, ctx.ips[cp], ctx.token),
                              note=f"pods {install.pod_cidr}, Services {install.service_cidr}"))

@@ -30,7 +30,7 @@ from ..progress import Progress
 from ..remote.result import CommandResult
 from .checks import Outcome, evaluate
 from ..provisioners import kubeadm_config
-from .plan import BOOT_ID, Step, plan
+from .plan import BOOT_ID, Step, cluster_facts, plan
 
 
 @dataclass(frozen=True)
@@ -343,9 +343,8 @@ class Engine:
         return obs
 
     def _facts_of(self, machine: str) -> dict:
-        """A machine's facts; the cluster's are its control plane's (as the plan decides gates)."""
         if machine == CLUSTER:
-            machine = next((m for m in self.lab.machines if self.lab.role(m) == "control-plane"), machine)
+            return cluster_facts(self.facts, {m: self.lab.role(m) for m in self.lab.machines})
         return self.facts.get(machine, {})
 
     def _cluster_client(self):

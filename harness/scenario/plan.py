@@ -74,6 +74,11 @@ def targets(selector: str, roles: dict[str, str]) -> list[str]:
     return [selector[1:] if selector.startswith("@") else selector]
 
 
+def cluster_facts(facts: dict[str, dict], roles: dict[str, str]) -> dict:
+    """The cluster's versions, for its checks' gates: its control plane's."""
+    return facts.get(next((m for m, r in roles.items() if r == "control-plane"), ""), {})
+
+
 def faults_of(scenario: Scenario, roles: dict[str, str], facts: dict[str, dict]) -> list[tuple[str, object, str]]:
     """(machine, fault, fault phase) for every fault on every machine it targets."""
     return [(m, make_fault(f.kind, f.params, facts.get(m, {})), f.phase)
@@ -124,7 +129,7 @@ def plan(scenario: Scenario, roles: dict[str, str], facts: dict[str, dict], cont
     the image exists) shows version-gated checks with their condition instead of deciding.
     `install`: the track's InstallContext (addresses, images, token) when it has one."""
     machines = roles  # selectors resolve against names and roles
-    facts = {**facts, CLUSTER: facts.get(next((m for m, r in roles.items() if r == "control-plane"), ""), {})}
+    facts = {**facts, CLUSTER: cluster_facts(facts, roles)}
     faults = faults_of(scenario, roles, facts)
     armed = [] if control else faults
     # an init the fault is meant to stop (where its version range holds: unknown facts count as held)
@@ -176,7 +181,7 @@ def plan(scenario: Scenario, roles: dict[str, str], facts: dict[str, dict], cont
 
             # after an init that stopped: from `kubeadm reset` on; after a built cluster: a rebuild
             steps += kubeadm.reinstall_steps(replace(scenario.install, **s.networks), install, _track_step("recover"),
-                                             rebuild=not init_stops)
+                                             rebuild=not init_stops, new_ranges=bool(s.networks))
     rebooted: list[str] = []
     for c in scenario.verify:
         if c.after_reboot:

@@ -347,3 +347,27 @@ def test_a_gated_cluster_check_is_decided_by_the_control_planes_versions(tmp_pat
     assert gated["machine"] == "cluster" and gated["met"] is None
     assert gated["matched"] == "not applicable: versions containerd >=2.0 (machine has containerd 1.7.24~ds1)"
     assert [s["name"] for s in record["steps"]].count("kubeadm init") == 2  # stopped at init, then the reinstall
+
+
+def test_a_reinstall_after_a_stopped_init_takes_new_ranges_too():
+    """Only new ranges rewrite the kubeadm config: airgap-unset-version's recovery edits it itself."""
+    from dataclasses import replace
+
+    from harness.scenario.dryrun import install_context
+    from harness.scenario.plan import plan
+
+    scenario = load(find("ip-forward-preflight"))
+    facts = {"containerd": "2.1.9~ds1-1", "runc": "1.3.6", "os": "x", "kernel": "x", "systemd": "x"}
+    roles = scenario.lab.roles()
+
+    def recovery(s):
+        return [x for x in plan(s, roles, {m: facts for m in roles}, install=install_context(s, facts))
+                if x.phase == "recover"]
+
+    assert not [x for x in recovery(scenario) if x.name == "kubeadm config"]
+    moved = replace(scenario, recover=tuple(replace(r, networks={"pod_cidr": "172.20.0.0/16"}) if r.reinstall else r
+                                            for r in scenario.recover))
+    steps = recovery(moved)
+    assert [x.machine for x in steps if x.name == "kubeadm reset"] == ["cp1"]  # not a rebuild: init had stopped
+    config = next(x.content for x in steps if x.name == "kubeadm config")
+    assert "podSubnet: 172.20.0.0/16" in config
