@@ -7,6 +7,8 @@ never a default, so a matrix never shows a value nobody saw.
 
 from __future__ import annotations
 
+import re
+
 from .model import FactDef
 
 UNKNOWN = "unknown"
@@ -27,6 +29,15 @@ def derive_one(fact: FactDef, observations: list[dict]):
     if fact.kind == "seconds":
         met = [o for o in seen if o.get("met") is True]
         return round(met[-1]["after"], 1) if met else UNKNOWN
+    if fact.kind == "matched":
+        met = [o for o in seen if o.get("met") is True]
+        if not met:
+            return UNKNOWN
+        text = met[-1].get("matched") or ""
+        if not fact.regex:
+            return text or UNKNOWN
+        m = re.search(fact.regex, text)
+        return m.group(1) if m else UNKNOWN
     if not seen or seen[-1].get("met") is False:
         return UNKNOWN
     return seen[-1].get("value", UNKNOWN)

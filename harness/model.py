@@ -171,12 +171,14 @@ class FactDef:
 
     seconds: when the check named was met, seconds after its phase began;
     value: the value the check named last read;
+    matched: the text the check named last matched (with `regex`, its one group in it);
     cases: the value of the first case whose check was met.
     Whatever cannot be read from what was observed is "unknown", never a default."""
 
     name: str
-    kind: str  # seconds | value | cases
+    kind: str  # seconds | value | matched | cases
     check: str = ""
+    regex: str = ""  # matched: the group kept from the matched text
     cases: tuple[tuple[str, Any], ...] = ()  # (check name, value)
 
     def checks(self) -> list[str]:

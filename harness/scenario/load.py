@@ -652,11 +652,12 @@ def _evidence(c: _Checker, raw, path) -> tuple[EvidenceDef, ...]:
     return tuple(out)
 
 
-FACT_KINDS = ("seconds", "value", "cases")
+FACT_KINDS = ("seconds", "value", "matched", "cases")
 
 
 def _facts(c: _Checker, raw, path, checks: set[str]) -> tuple[FactDef, ...]:
     """`- {name: ready_s, seconds: both-nodes-ready}`, `- {name: x, value: CHECK}`,
+    `- {name: x, matched: CHECK, regex: 'in (\\d+)'}`,
     `- {name: cri_table, cases: [{when: CHECK, value: merged}, ...]}`; every CHECK must exist."""
     out = []
     known = ", ".join(sorted(checks)) or "none in this file"
@@ -667,7 +668,7 @@ def _facts(c: _Checker, raw, path, checks: set[str]) -> tuple[FactDef, ...]:
 
     for i, item in enumerate(c.listing(raw, path)):
         fp = path + (i,)
-        m = c.mapping(item, fp, required=("name",), optional=FACT_KINDS)
+        m = c.mapping(item, fp, required=("name",), optional=FACT_KINDS + ("regex",))
         if m is None:
             continue
         kinds = [k for k in FACT_KINDS if k in m]
@@ -677,10 +678,22 @@ def _facts(c: _Checker, raw, path, checks: set[str]) -> tuple[FactDef, ...]:
         name = c.string(m.get("name"), fp + ("name",), re.compile(r"^[a-z][a-z0-9_]*$"),
                         "a snake_case name (lowercase letters, digits, underscores)")
         kind = kinds[0]
+        regex = ""
+        if "regex" in m:
+            if kind != "matched":
+                c.bad(fp + ("regex",), f"allowed only with `matched:` (this fact is `{kind}:`)")
+                continue
+            regex = c.regex(m["regex"], fp + ("regex",))
+            if regex is None:
+                continue
+            if re.compile(regex).groups != 1:
+                c.bad(fp + ("regex",), f"found {regex!r}; allowed: a regular expression with exactly one group "
+                                       "(the part of the matched text the fact keeps)")
+                continue
         if kind != "cases":
             check_name(m[kind], fp + (kind,))
             if name:
-                out.append(FactDef(name, kind, check=m[kind]))
+                out.append(FactDef(name, kind, check=m[kind], regex=regex))
             continue
         cases = []
         for j, case in enumerate(c.listing(m["cases"], fp + ("cases",))):

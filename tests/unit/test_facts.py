@@ -51,9 +51,22 @@ def test_a_value_is_the_last_reading_unless_it_failed():
     assert derive((fact,), [obs("ip-forward-value", False, "0")]) == {"forward": UNKNOWN}
 
 
+def test_matched_keeps_the_regex_group_of_the_met_line_only():
+    fact = FactDef("removed_in", "matched", check="kubeadm-warns", regex=r"will be removed in (\d+\.\d+)\.")
+    line = "[WARNING ContainerRuntimeVersion]: ... kubelet config will be removed in 1.37. For more information"
+    assert derive((fact,), [{**obs("kubeadm-warns", True), "matched": line}]) == {"removed_in": "1.37"}
+    # the line changed (no group match), the check failed, or it was gated out: unknown
+    assert derive((fact,), [{**obs("kubeadm-warns", True), "matched": "removed later"}]) == {"removed_in": UNKNOWN}
+    assert derive((fact,), [{**obs("kubeadm-warns", False), "matched": ""}]) == {"removed_in": UNKNOWN}
+    assert derive((fact,), [obs("kubeadm-warns", None, probe="")]) == {"removed_in": UNKNOWN}
+    whole = FactDef("line", "matched", check="kubeadm-warns")
+    assert derive((whole,), [{**obs("kubeadm-warns", True), "matched": line}]) == {"line": line}
+
+
 def test_shipped_scenarios_declare_the_facts_the_matrix_pivots():
     assert [f.name for f in load(find("containerd-dropin-merge")).facts] == ["cri_table"]
-    assert [f.name for f in load(find("cgroup-driver-mismatch")).facts] == ["cgroup_driver_source"]
+    assert [f.name for f in load(find("cgroup-driver-mismatch")).facts] == ["cgroup_driver_source",
+                                                                          "cgroupfs_fallback_removal_in"]
     assert {"ready_s", "dns_s"} <= {f.name for f in load(find("kubeadm-baseline")).facts}
     assert {"crashloop_wait_s", "dns_after_fix_s"} <= {f.name for f in load(find("flannel-no-brnetfilter")).facts}
 
@@ -72,6 +85,8 @@ def test_a_fact_naming_an_unknown_check_is_refused_with_its_line(tmp_path):
           - {name: forward, value: ip-forward}
           - {name: Bad-Name, seconds: ip-forward-value}
           - {name: both, seconds: ip-forward-value, value: ip-forward-value}
+          - {name: two_groups, matched: ip-forward-value, regex: '(\\d)(\\d)'}
+          - {name: not_matched, value: ip-forward-value, regex: '(\\d)'}
         """))
     with pytest.raises(ScenarioError) as exc:
         load(path)
@@ -80,5 +95,8 @@ def test_a_fact_naming_an_unknown_check_is_refused_with_its_line(tmp_path):
         "check (ip-forward-value)",
         "bad.yaml:10: facts[1].name: found 'Bad-Name'; allowed: a snake_case name (lowercase letters, digits, "
         "underscores)",
-        "bad.yaml:11: facts[2]: found seconds, value; allowed: exactly one of seconds, value, cases",
+        "bad.yaml:11: facts[2]: found seconds, value; allowed: exactly one of seconds, value, matched, cases",
+        "bad.yaml:12: facts[3].regex: found '(\\\\d)(\\\\d)'; allowed: a regular expression with exactly one group "
+        "(the part of the matched text the fact keeps)",
+        "bad.yaml:13: facts[4].regex: allowed only with `matched:` (this fact is `value:`)",
     ]
