@@ -1,6 +1,7 @@
 """Matrix wall time against the sum of its scenario runs one after another.
 
     .venv/bin/python benchmarks/matrix.py [--scenario containerd-dropin-merge] [--suite bookworm,trixie,sid]
+    .venv/bin/python benchmarks/matrix.py --read MATRIX_DIR     # a finished matrix instead (a test's, say)
 
 Runs `invoke matrix` once (cells side by side as admission allows) and prints,
 from its matrix.json, the wall time, the sum of the runs' own times, and their
@@ -24,13 +25,19 @@ def main() -> int:
     ap.add_argument("--suite", default="bookworm,trixie,sid")
     ap.add_argument("--kubernetes", default="")
     ap.add_argument("--max-vcpus", default="")
+    ap.add_argument("--unsupported", action="store_true", help="also run pairs upstream does not support")
+    ap.add_argument("--read", metavar="MATRIX_DIR", help="report a finished matrix; run nothing")
     a = ap.parse_args()
-    out = Path(tempfile.mkdtemp(prefix="kubelab-matrix-bench-"))
-    cmd = [str(Path(sys.executable).with_name("invoke")), "matrix", "--scenario", a.scenario, "--suite", a.suite,
-           "--out", str(out)]
-    cmd += ["--kubernetes", a.kubernetes] if a.kubernetes else []
-    cmd += ["--max-vcpus", a.max_vcpus] if a.max_vcpus else []
-    code = subprocess.call(cmd, cwd=ROOT)
+    if a.read:
+        out, code = Path(a.read), 0
+    else:
+        out = Path(tempfile.mkdtemp(prefix="kubelab-matrix-bench-"))
+        cmd = [str(Path(sys.executable).with_name("invoke")), "matrix", "--scenario", a.scenario, "--suite", a.suite,
+               "--out", str(out)]
+        cmd += ["--kubernetes", a.kubernetes] if a.kubernetes else []
+        cmd += ["--max-vcpus", a.max_vcpus] if a.max_vcpus else []
+        cmd += ["--unsupported"] if a.unsupported else []
+        code = subprocess.call(cmd, cwd=ROOT)
     matrix = json.loads((out / "matrix.json").read_text())
     runs = [(c["id"], n, r) for c in matrix["cells"] for n, r in c["scenarios"].items() if "seconds" in r]
     for cid, name, r in runs:

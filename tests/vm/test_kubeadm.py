@@ -1,5 +1,6 @@
 """The kubeadm track on real guests: kubeadm-baseline end to end on sid with the default
-kit (a two-node cluster under TCG), and an install interrupted by SIGINT."""
+kit (a two-node cluster under TCG) and its control, on demand (`-m cluster`), and an
+install interrupted by SIGINT (in CI)."""
 
 import json
 import os
@@ -21,7 +22,9 @@ def observation(record, check, kind="expect"):
     return next(o for o in record["observations"] if o["check"] == check and o["kind"] == kind)
 
 
+@pytest.mark.cluster
 def test_kubeadm_baseline_end_to_end(tmp_path, libvirt_backend, kit):
+    """On demand: flannel-no-brnetfilter, in CI, goes through the same track and its checks."""
     code, record, out = run_scenario(tmp_path, "kubeadm-baseline", timeout=RUN_TIMEOUT)
     assert code == 0, f"{record['verdict']}\n{failed_checks(record)}\n{out[-4000:]}"
     assert record["verdict"]["result"] == "met"
