@@ -16,11 +16,16 @@ class Progress:
         if self.quiet:
             return
         line = f"[{time.monotonic() - self.t0:7.1f}s] {text}"
-        if self.live:
-            self.stream.write("\r\033[K" + line + ("\n" if final else ""))
-        elif final:
-            self.stream.write(line + "\n")
-        self.stream.flush()
+        try:
+            if self.live:
+                self.stream.write("\r\033[K" + line + ("\n" if final else ""))
+            elif final:
+                self.stream.write(line + "\n")
+            self.stream.flush()
+        except (BrokenPipeError, ValueError):
+            # whoever read the progress is gone (a killed parent, a closed pipe): the run and
+            # above all its teardown go on; the record and the report are its output
+            self.quiet = True
 
     def note(self, text: str) -> None:
         self._emit(text)
