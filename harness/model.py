@@ -46,6 +46,11 @@ class LabDef:
         return {m.name: m.role for m in self.machines}
 
 
+# Everything the track can prepare on a host; a scenario's `install.prepare` leaves out what its
+# fault is (a control run prepares all of it: the fault-free host).
+TRACK_PREPARE = ("ip_forward", "br_netfilter")
+
+
 @dataclass(frozen=True)
 class InstallDef:
     """How Kubernetes gets onto the machines; `track: none` for host-only scenarios."""
@@ -54,7 +59,7 @@ class InstallDef:
     pod_cidr: str = "10.244.0.0/16"
     service_cidr: str = "10.96.0.0/12"
     cni: str = "flannel"  # or none
-    prepare: tuple[str, ...] = ("ip_forward", "br_netfilter")  # host preparation the track does itself
+    prepare: tuple[str, ...] = TRACK_PREPARE  # host preparation the track does itself
     kubernetes_version_in_config: bool = True  # false: ClusterConfiguration without kubernetesVersion
     preload: bool = True  # boot the node image whose containerd already holds the kit's images
     # the scenario's fault stops `kubeadm init` (preflight, kubelet): the track ends at init,

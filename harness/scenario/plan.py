@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ..faults import make as make_fault
-from ..model import CLUSTER, PHASES, ROLE_SELECTORS, Check, Scenario
+from ..model import CLUSTER, PHASES, ROLE_SELECTORS, TRACK_PREPARE, Check, Scenario
 from ..probes import make as make_probe
 from .checks import applies, in_ranges
 
@@ -136,6 +136,8 @@ def plan(scenario: Scenario, roles: dict[str, str], facts: dict[str, dict], cont
     init_stops = (scenario.install.init_fails and not control
                   and (not facts_known or in_ranges(scenario.install.init_fails_versions, facts[CLUSTER])))
     steps: list[Step] = _fault_steps(armed, "armed-check", "before-install", inject_phase="arm")
+    # the host preparation a scenario leaves out is part of its fault: a control run does all of it
+    track = replace(scenario.install, prepare=TRACK_PREPARE) if control else scenario.install
     if scenario.install.track == "kubeadm":
         from ..provisioners import kubeadm
 
@@ -145,8 +147,7 @@ def plan(scenario: Scenario, roles: dict[str, str], facts: dict[str, dict], cont
                 out += _check_steps("install", "expect", scenario.expect, machines, facts, facts_known, at=when)
             return out + _check_steps("install", "observe", scenario.observe, machines, facts, facts_known, at=when)
 
-        steps += kubeadm.steps(scenario.install, install, _track_step("install"), at_point,
-                               init_may_fail=init_stops)
+        steps += kubeadm.steps(track, install, _track_step("install"), at_point, init_may_fail=init_stops)
     if not control:
         steps += _check_steps("expect", "expect", scenario.expect, machines, facts, facts_known)
     steps += _check_steps("expect", "observe", scenario.observe, machines, facts, facts_known)
@@ -180,7 +181,7 @@ def plan(scenario: Scenario, roles: dict[str, str], facts: dict[str, dict], cont
             from ..provisioners import kubeadm
 
             # after an init that stopped: from `kubeadm reset` on; after a built cluster: a rebuild
-            steps += kubeadm.reinstall_steps(replace(scenario.install, **s.networks), install, _track_step("recover"),
+            steps += kubeadm.reinstall_steps(replace(track, **s.networks), install, _track_step("recover"),
                                              rebuild=not init_stops, new_ranges=bool(s.networks))
     rebooted: list[str] = []
     for c in scenario.verify:

@@ -68,6 +68,19 @@ def test_control_run_has_no_fault_commands(monkeypatch):
     assert "[recover] node1: swapoff -a" in lines
 
 
+@pytest.mark.parametrize("name, left_out", [("ip-forward-preflight", "sysctl -w net.ipv4.ip_forward=1"),
+                                             ("flannel-no-brnetfilter", "modprobe br_netfilter")])
+def test_a_control_run_prepares_what_the_fault_run_leaves_out(name, left_out, monkeypatch):
+    """`install.prepare` narrows the track's host preparation as part of the fault; without
+    the fault the host is prepared in full (a guest forwards nothing by default)."""
+    monkeypatch.setattr(dryrun, "image_facts", lambda suite, containerd="": None)
+    scenario = load(find(name))
+    fault = [l for l in commands(dryrun.plan_lines(scenario, "sid")) if l.startswith("[install] cp1: ")]
+    control = [l for l in commands(dryrun.plan_lines(scenario, "sid", control=True)) if l.startswith("[install] cp1: ")]
+    assert not any(left_out in l for l in fault)
+    assert any(left_out in l for l in control)
+
+
 def test_after_reboot_checks_show_their_reboot(monkeypatch, tmp_path):
     monkeypatch.setattr(dryrun, "image_facts", lambda suite, containerd="": BOOKWORM)
     path = tmp_path / "rebooting.yaml"
