@@ -136,8 +136,10 @@ def plan(scenario: Scenario, roles: dict[str, str], facts: dict[str, dict], cont
     init_stops = (scenario.install.init_fails and not control
                   and (not facts_known or in_ranges(scenario.install.init_fails_versions, facts[CLUSTER])))
     steps: list[Step] = _fault_steps(armed, "armed-check", "before-install", inject_phase="arm")
-    # the host preparation a scenario leaves out is part of its fault: a control run does all of it
-    track = replace(scenario.install, prepare=TRACK_PREPARE) if control else scenario.install
+    # what a scenario leaves out of the install (host preparation, the version in the config) is
+    # part of its fault: a control run installs in full
+    track = replace(scenario.install, prepare=TRACK_PREPARE, kubernetes_version_in_config=True) \
+        if control else scenario.install
     if scenario.install.track == "kubeadm":
         from ..provisioners import kubeadm
 

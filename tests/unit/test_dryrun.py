@@ -81,6 +81,20 @@ def test_a_control_run_prepares_what_the_fault_run_leaves_out(name, left_out, mo
     assert any(left_out in l for l in control)
 
 
+def test_a_control_run_pins_the_version_a_fault_run_leaves_out(monkeypatch):
+    from harness.provisioners import kubeadm
+
+    scenario = load(find("airgap-unset-version"))
+    assert kubeadm.cluster_spec(scenario.install).kubernetes == ""
+    from harness.scenario import plan as plans
+    seen = []
+    monkeypatch.setattr(kubeadm, "steps", lambda install, *a, **kw: seen.append(install) or [])
+    monkeypatch.setattr(kubeadm, "reinstall_steps", lambda *a, **kw: [])
+    plans.plan(scenario, {"cp1": "control-plane"}, {"cp1": {}}, control=True, facts_known=False)
+    plans.plan(scenario, {"cp1": "control-plane"}, {"cp1": {}}, control=False, facts_known=False)
+    assert [kubeadm.cluster_spec(i).kubernetes for i in seen] == ["v1.36.3", ""]
+
+
 def test_after_reboot_checks_show_their_reboot(monkeypatch, tmp_path):
     monkeypatch.setattr(dryrun, "image_facts", lambda suite, containerd="": BOOKWORM)
     path = tmp_path / "rebooting.yaml"
