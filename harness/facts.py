@@ -26,11 +26,10 @@ def derive_one(fact: FactDef, observations: list[dict]):
                 return value
         return UNKNOWN
     seen = _seen(observations, fact.check)
+    met = [o for o in seen if o.get("met") is True]
     if fact.kind == "seconds":
-        met = [o for o in seen if o.get("met") is True]
         return round(met[-1]["after"], 1) if met else UNKNOWN
     if fact.kind == "matched":
-        met = [o for o in seen if o.get("met") is True]
         if not met:
             return UNKNOWN
         text = met[-1].get("matched") or ""

@@ -32,7 +32,8 @@ class Fault:
         raise NotImplementedError
 
     def recover(self) -> list[str]:
-        """The fix a course teaches; also what undoes the fault."""
+        """The fix a course teaches; also what undoes the fault. A control run runs it as host
+        preparation on a host the fault never touched, so it must hold there too."""
         raise NotImplementedError
 
     def persistence_checks(self) -> list[Check]:

@@ -37,6 +37,15 @@ def backend_or_unavailable(name: str):
     return backend
 
 
+def assert_matrix_left_nothing(out) -> None:
+    """Every lab a matrix's runs record (none: stopped before its lab existed) is gone from libvirt."""
+    import json
+
+    for run_json in (out / "cells").glob("*/*/*/run.json"):
+        lab = json.loads(run_json.read_text())["lab"].get("name")
+        assert lab is None or objects_of(lab) == [], f"lab {lab} left objects behind"
+
+
 def unique_lab_name(kind: str) -> str:
     return f"t{kind}-{secrets.token_hex(2)}"
 

@@ -13,7 +13,7 @@ import json
 
 import pytest
 
-from .helpers import invoke, objects_of
+from .helpers import assert_matrix_left_nothing, invoke
 from .test_kubeadm import RUN_TIMEOUT, observation, record_dir
 from .test_scenarios import failed_checks, run_scenario
 
@@ -87,9 +87,7 @@ def cgroup_matrix(tmp_path, kubernetes: str):
     text, _ = proc.communicate(timeout=RUN_TIMEOUT)
     matrix = json.loads((out / "matrix.json").read_text())
     results = {c["id"]: c["scenarios"][CGROUP] for c in matrix["cells"]}
-    for run_json in (out / "cells").glob("*/*/*/run.json"):
-        lab = json.loads(run_json.read_text())["lab"].get("name")
-        assert lab is None or objects_of(lab) == [], f"lab {lab} left objects behind"
+    assert_matrix_left_nothing(out)
     assert proc.returncode == 0, f"{ {c: r['status'] for c, r in results.items()} }\n{text[-4000:]}"
     records = {c: json.loads((out / r["run_dir"]).with_name("run.json").read_text()) for c, r in results.items()}
     return out, matrix, results, records
@@ -119,9 +117,10 @@ def assert_cgroup_cells(results, records, kubernetes: str):
 
 
 def test_cgroup_driver_mismatch_on_containerd_1_and_2_side_by_side(tmp_path, libvirt_backend, kit):
-    out, matrix, results, records = cgroup_matrix(tmp_path, kit["kubernetes"].lstrip("v"))
-    trixie, sid = assert_cgroup_cells(results, records, kit["kubernetes"].lstrip("v"))
-    assert results[trixie]["facts"]["cgroupfs_fallback_removal_in"] == REMOVAL_IN[kit["kubernetes"].lstrip("v")]
+    kubernetes = kit["kubernetes"].lstrip("v")
+    out, matrix, results, records = cgroup_matrix(tmp_path, kubernetes)
+    trixie, sid = assert_cgroup_cells(results, records, kubernetes)
+    assert results[trixie]["facts"]["cgroupfs_fallback_removal_in"] == REMOVAL_IN[kubernetes]
     assert matrix["concurrent_cells"] == 2
     by_id = {c["id"]: c for c in matrix["cells"]}
     assert (by_id[trixie]["supported"], by_id[sid]["supported"]) == (False, True)

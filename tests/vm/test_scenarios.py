@@ -9,7 +9,7 @@ import pytest
 from harness.artifacts.containerd import CI_CONTAINERD
 from harness.lab import Lab
 
-from .helpers import invoke, objects_of, remove_lab_whatever_happened, wait_for
+from .helpers import assert_matrix_left_nothing, invoke, objects_of, remove_lab_whatever_happened, wait_for
 
 HOST_SCENARIOS = ["br-netfilter-missing", "ip-forward-off", "swap-on", "containerd-dropin-merge", "cgroup-driver-host"]
 
@@ -135,9 +135,7 @@ def test_matrix_across_the_suites_interrupted_then_resumed_shows_where_container
     assert column[built] in md
     for r in results.values():
         assert (out / r["run_dir"]).exists()
-    for run_json in (out / "cells").glob("*/*/*/run.json"):
-        lab = json.loads(run_json.read_text())["lab"].get("name")  # none: stopped before its lab existed
-        assert lab is None or objects_of(lab) == [], f"lab {lab} left objects behind"
+    assert_matrix_left_nothing(out)
 
 
 def test_interrupted_run_leaves_an_incomplete_report_and_no_machines(tmp_path, libvirt_backend, bookworm_image):
