@@ -3,6 +3,10 @@
 Pure: (fact definitions, the record's observations) -> {name: value}. A fact
 whose observation is missing, gated out by versions, or not met is UNKNOWN,
 never a default, so a matrix never shows a value nobody saw.
+
+In a control run of a scenario with faults, a `seconds` fact is NO_FAULT: its clock
+starts at a phase boundary (verify starts at the fix), and with no fault injected
+there was no fix to time from, so a figure would only look like one.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import re
 from .model import FactDef
 
 UNKNOWN = "unknown"
+NO_FAULT = "n/a (control run)"
 
 
 def _seen(observations: list[dict], check: str) -> list[dict]:
@@ -19,7 +24,7 @@ def _seen(observations: list[dict], check: str) -> list[dict]:
     return [o for o in observations if o.get("check") == check and o.get("probe")]
 
 
-def derive_one(fact: FactDef, observations: list[dict]):
+def derive_one(fact: FactDef, observations: list[dict], control: bool = False):
     if fact.kind == "cases":
         for check, value in fact.cases:
             if any(o.get("met") is True for o in _seen(observations, check)):
@@ -28,6 +33,8 @@ def derive_one(fact: FactDef, observations: list[dict]):
     seen = _seen(observations, fact.check)
     met = [o for o in seen if o.get("met") is True]
     if fact.kind == "seconds":
+        if control:
+            return NO_FAULT
         return round(met[-1]["after"], 1) if met else UNKNOWN
     if fact.kind == "matched":
         if not met:
@@ -42,5 +49,6 @@ def derive_one(fact: FactDef, observations: list[dict]):
     return seen[-1].get("value", UNKNOWN)
 
 
-def derive(facts: tuple[FactDef, ...], observations: list[dict]) -> dict:
-    return {f.name: derive_one(f, observations) for f in facts}
+def derive(facts: tuple[FactDef, ...], observations: list[dict], control: bool = False) -> dict:
+    """control: a control run of a scenario that has faults (seconds facts are NO_FAULT)."""
+    return {f.name: derive_one(f, observations, control) for f in facts}

@@ -174,7 +174,8 @@ class EvidenceDef:
 class FactDef:
     """A named value derived from the run's observations, for reports and the matrix.
 
-    seconds: when the check named was met, seconds after its phase began;
+    seconds: when the check named was met, seconds after its phase began ("n/a" in a
+      control run of a scenario with faults: no fix to time from);
     value: the value the check named last read;
     matched: the text the check named last matched (with `regex`, its one group in it);
     cases: the value of the first case whose check was met.

@@ -174,7 +174,8 @@ class Engine:
         else:
             result, code, reason = "met", 0, "every expectation and check was met"
         complete = not interrupted
-        rec.data["facts"] = derive_facts(self.scenario.facts, obs)
+        rec.data["facts"] = derive_facts(self.scenario.facts, obs,
+                                         control=self.options.control and bool(self.scenario.faults))
         rec.finish(result, code, reason, complete)
         self.progress.note(f"verdict: {result} (exit {code}): {reason}")
         self.progress.note(f"report: {rec.directory / 'report.md'}")

@@ -3,6 +3,7 @@
 import json
 import textwrap
 
+from harness.facts import NO_FAULT
 from harness.probes.facts import COMMAND as FACTS
 from harness.remote.fake import FakeRemote
 from harness.scenario.engine import Engine, Options
@@ -167,7 +168,8 @@ def test_expectation_not_met_still_recovers_and_verifies(tmp_path):
 def test_control_run_injects_nothing_but_prepares_the_host(tmp_path):
     remote = ip_forward_remote(after_fix="1")
     remote.script["sysctl net.ipv4.ip_forward"] = [(0, "net.ipv4.ip_forward = 1\n")]
-    result, record, _ = run(scenario_file(tmp_path, IP_FORWARD), remote, tmp_path, control=True)
+    timed = IP_FORWARD + "facts:\n  - {name: fixed_s, seconds: ip-on}\n  - {name: forward, value: ip-on}\n"
+    result, record, _ = run(scenario_file(tmp_path, timed), remote, tmp_path, control=True)
     assert "sysctl -w net.ipv4.ip_forward=0" not in remote.calls
     assert "sysctl -p /etc/sysctl.d/99-kubernetes.conf" in remote.calls
     status = {p["name"]: (p["status"], p["reason"]) for p in record["phases"]}
@@ -175,6 +177,8 @@ def test_control_run_injects_nothing_but_prepares_the_host(tmp_path):
     assert [o["kind"] for o in record["observations"]] == ["verify", "verify"]
     assert record["mode"] == "control" and result.exit_code == 0
     assert result.directory.name.endswith("-control")
+    # no fix happened, so nothing is timed from one; what was read is still a fact
+    assert record["facts"] == {"fixed_s": NO_FAULT, "forward": "1"}
 
 
 DROPIN_BY_VERSION = """

@@ -6,7 +6,7 @@ import textwrap
 import pytest
 
 from harness.errors import ScenarioError
-from harness.facts import UNKNOWN, derive
+from harness.facts import NO_FAULT, UNKNOWN, derive
 from harness.model import FactDef
 from harness.scenario.load import find, load
 
@@ -42,6 +42,14 @@ def test_seconds_are_those_of_the_met_evaluation_only():
     assert derive((fact,), [obs("both-nodes-ready", True, 2, after=81.64)]) == {"ready_s": 81.6}
     assert derive((fact,), [obs("both-nodes-ready", False, 1, after=900.0)]) == {"ready_s": UNKNOWN}
     assert derive((fact,), []) == {"ready_s": UNKNOWN}
+
+
+def test_a_control_run_times_nothing_from_a_fix_it_never_made():
+    timed = FactDef("dns_after_fix_s", "seconds", check="dns-answers-after-the-fix")
+    read = FactDef("forward", "value", check="ip-forward-value")
+    seen = [obs("dns-answers-after-the-fix", True, after=12.5), obs("ip-forward-value", None, "1")]
+    assert derive((timed, read), seen) == {"dns_after_fix_s": 12.5, "forward": "1"}
+    assert derive((timed, read), seen, control=True) == {"dns_after_fix_s": NO_FAULT, "forward": "1"}
 
 
 def test_a_value_is_the_last_reading_unless_it_failed():
