@@ -19,8 +19,9 @@ from .cells import HOST
 SCHEMA = "kubelab/matrix"
 SCHEMA_VERSION = 1
 # A scenario's status in a cell. MET carries facts; the others stand in every pivot of it.
-MET, FAIL, INFRA, UNSUPPORTED, NOT_RUN = "met", "FAIL", "INFRA", "UNSUPPORTED", "NOT RUN"
-STATUSES = (MET, FAIL, INFRA, UNSUPPORTED, NOT_RUN)
+# RUNNING is what matrix.json says while a scenario is under way (it is saved as each ends).
+MET, FAIL, INFRA, UNSUPPORTED, NOT_RUN, RUNNING = "met", "FAIL", "INFRA", "UNSUPPORTED", "NOT RUN", "running"
+STATUSES = (MET, FAIL, INFRA, UNSUPPORTED, NOT_RUN, RUNNING)
 SECONDS_SUFFIX = "_s"  # facts named like ready_s are timings
 
 
@@ -29,10 +30,12 @@ def new(axes: dict, concurrent_cells: int = 1) -> dict:
             "concurrent_cells": concurrent_cells}
 
 
-def cell_entry(cell) -> dict:
+def cell_entry(cell, runs: bool | None = None) -> dict:
+    """runs: will this invocation run the cell (an unsupported pair does, with --unsupported)?"""
+    runs = cell.supported if runs is None else runs
     return {"id": cell.id, "kubernetes": cell.kubernetes, "suite": cell.suite, "containerd": cell.containerd,
             "built": cell.built, "column": cell.column, "supported": cell.supported, "unsupported_why": cell.unsupported_why,
-            "scenarios": {n: {"status": UNSUPPORTED if not cell.supported else NOT_RUN} for n in cell.scenarios}}
+            "scenarios": {n: {"status": NOT_RUN if runs else UNSUPPORTED} for n in cell.scenarios}}
 
 
 def load(path: Path) -> dict:
@@ -167,7 +170,7 @@ def render_html(matrix: dict) -> str:
     out = ["<!doctype html><meta charset='utf-8'><title>kubelab matrix</title>",
            "<style>table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #bbb;padding:4px 8px}"
            "td.cl{border-left:3px solid #c00}td.ct{border-top:3px solid #c00}"
-           ".FAIL{background:#fdd}.INFRA{background:#fed}.UNSUPPORTED,.NOTRUN{color:#888}</style>",
+           ".FAIL{background:#fdd}.INFRA{background:#fed}.UNSUPPORTED,.NOTRUN,.running{color:#888}</style>",
            "<h1>kubelab matrix</h1>"]
     for p in pivots(matrix):
         out.append(f"<h2>{e(p['scenario'])}: {e(p['fact'])}</h2><table><tr><th>Kubernetes</th>"

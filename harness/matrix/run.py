@@ -220,6 +220,10 @@ def _run_scenario(state, cell, name, scenarios, opts, progress, deadline, entry,
     attempts, code, pooled, note = 0, None, None, ""
     scenario = in_cell(scenarios[name], cell)
     progress.note(f"{cell.id} {name}: started (log {log})")
+    with state.lock:
+        result.clear()
+        result.update(status=report.RUNNING, log=str(log.relative_to(opts.out)))
+        report.save(state.matrix, opts.out)
     while attempts < 2 and not state.stop.is_set():
         attempts += 1
         cmd = list((opts.command or _scenario_cmd)(name, cell))
@@ -269,7 +273,7 @@ def run(cells, scenarios: dict, opts: Options, axes: dict, progress: Progress | 
         previous = report.load(opts.out / "matrix.json")
     matrix = report.new(axes)
     for cell in cells:
-        entry = report.cell_entry(cell)
+        entry = report.cell_entry(cell, runs=cell.supported or opts.run_unsupported)
         old = next((c for c in previous["cells"] if c["id"] == cell.id), None) if previous else None
         for name in entry["scenarios"]:
             if old and name in old["scenarios"]:

@@ -289,6 +289,31 @@ def test_the_deadline_stops_what_runs_and_leaves_the_rest_not_run(tmp_path):
     assert results["later"]["status"] == "NOT RUN" and results["later"]["reason"] == "matrix deadline"
 
 
+PEEK = textwrap.dedent("""
+    import json, pathlib, sys
+    matrix = json.loads(pathlib.Path(sys.argv[1]).read_text())
+    pathlib.Path(sys.argv[2]).write_text(matrix["cells"][0]["scenarios"]["x"]["status"])
+""")
+
+
+@pytest.mark.parametrize("on_demand", [True, False], ids=["--unsupported", "default"])
+def test_an_unsupported_pair_shows_running_while_it_runs_on_demand(tmp_path, on_demand):
+    script, seen = tmp_path / "peek.py", tmp_path / "seen"
+    script.write_text(PEEK)
+    cells = [Cell("1.36.3", "trixie", ("x",), supported=False, unsupported_why="containerd 1.7 under 1.36")]
+    opts = run.Options(out=tmp_path / "m", memory_budget_mib=20000, max_vcpus=4, run_unsupported=on_demand,
+                       command=lambda name, cell: [sys.executable, str(script), str(tmp_path / "m" / "matrix.json"),
+                                                   str(seen)])
+    m = run.run(cells, {"x": load(find("cgroup-driver-mismatch"))}, opts,
+                {"kubernetes": ["1.36.3"], "suites": ["trixie"], "scenarios": ["x"]})
+    status = m["cells"][0]["scenarios"]["x"]["status"]
+    if on_demand:
+        assert (seen.read_text(), status) == (report.RUNNING, report.MET)
+    else:
+        assert not seen.exists() and status == report.UNSUPPORTED
+    assert report.load(tmp_path / "m" / "matrix.json")["cells"][0]["scenarios"]["x"]["status"] == status
+
+
 # -- CI export -------------------------------------------------------------------------------
 def exported(fmt, scenarios, kubernetes=("1.30.0", "1.36.3"), suites=("trixie", "sid"), deadline=120):
     cells = [c for c in make_cells(scenarios, kubernetes, suites, built=("2.2.9",)) if c.supported]
