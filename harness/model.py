@@ -69,6 +69,9 @@ class InstallDef:
     init_fails: bool = False
     kubelet_health_check: str = ""  # InitConfiguration timeouts.kubeletHealthCheck, when not kubelab's TCG value
     init_fails_versions: dict = field(default_factory=dict)
+    # timeouts.kubernetesAPICall of the init the fault stops (kubeadm 1.36 bootstraps the admin
+    # user within it before it waits for the kubelet); the reinstall after the fix gets the TCG value
+    kubernetes_api_call: str = ""
 
 
 @dataclass(frozen=True)

@@ -101,10 +101,13 @@ def service_route_commands(service_cidr: str) -> list[str]:
             f"printf '[Route]\\nDestination={service_cidr}\\nScope=link\\n' > {SERVICE_ROUTE_DROPIN}"]
 
 
-def cluster_spec(install: InstallDef) -> ClusterSpec:
+def cluster_spec(install: InstallDef, init_stops: bool = False) -> ClusterSpec:
+    """init_stops: the config of an init the fault is meant to stop (its shortened timeouts)."""
     timeouts = dict(TCG_TIMEOUTS)
     if install.kubelet_health_check:
         timeouts["kubeletHealthCheck"] = install.kubelet_health_check
+    if install.kubernetes_api_call and init_stops:
+        timeouts["kubernetesAPICall"] = install.kubernetes_api_call
     return ClusterSpec(kubernetes=f"v{install.kubernetes}" if install.kubernetes_version_in_config else "",
                        pod_cidr=install.pod_cidr, service_cidr=install.service_cidr,
                        extra_kubelet={"resolvConf": RESOLV}, timeouts=timeouts)
@@ -131,7 +134,7 @@ def steps(install: InstallDef, ctx: InstallContext, make_step, fault_steps, init
     `fault_steps(phase)` gives the steps of the faults armed at that point. With
     `init_may_fail` (a fault meant to stop init) the track ends at `kubeadm init`,
     whatever its exit code; the recovery's `reinstall_steps` take it from there."""
-    spec = cluster_spec(install)
+    spec = cluster_spec(install, init_stops=init_may_fail)
     cp = ctx.control_plane
     out = []
     for m in ctx.roles:
@@ -192,9 +195,11 @@ def reinstall_steps(install: InstallDef, ctx: InstallContext, make_step, rebuild
     if new_ranges:
         out += [make_step(m, "run", "route to the Service network", c, note=f"Service range {install.service_cidr}")
                 for m in ctx.roles for c in service_route_commands(install.service_cidr)]
+    if new_ranges or install.kubernetes_api_call:
+        note = f"pods {install.pod_cidr}, Services {install.service_cidr}" if new_ranges else \
+            f"kubernetesAPICall {TCG_TIMEOUTS['kubernetesAPICall']} again (the stopped init had {install.kubernetes_api_call})"
         out.append(make_step(cp, "write", "kubeadm config", write_command(CONFIG),
-                             content=init_config(cluster_spec(install), cp, ctx.ips[cp], ctx.token),
-                             note=f"pods {install.pod_cidr}, Services {install.service_cidr}"))
+                             content=init_config(cluster_spec(install), cp, ctx.ips[cp], ctx.token), note=note))
     return out + [_init(make_step, cp)] + _cluster_steps(install, ctx, make_step, lambda when: [])
 
 

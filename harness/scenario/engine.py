@@ -30,7 +30,7 @@ from ..progress import Progress
 from ..remote.result import CommandResult
 from .checks import Outcome, evaluate
 from ..provisioners import kubeadm_config
-from .plan import BOOT_ID, Step, cluster_facts, plan
+from .plan import BOOT_ID, Step, cluster_facts, plan, with_release
 
 
 @dataclass(frozen=True)
@@ -207,6 +207,10 @@ class Engine:
                                    "static_pod_patches": kubeadm_config.tcg_patches(),
                                    "go_runtime": dict(kubeadm_config.TCG_GO_ENV),
                                    "kubelet_args": dict(kubeadm_config.TCG_KUBELET_ARGS),
+                                   "scenario_timeouts": {k: v for k, v in (
+                                       ("kubeletHealthCheck", self.scenario.install.kubelet_health_check),
+                                       ("kubernetesAPICall of the init the fault stops",
+                                        self.scenario.install.kubernetes_api_call)) if v},
                                    "note": "kubeadm timeouts lengthened for TCG (provisioners/kubeadm_config.py)"}
             rec.save()
         self.steps = plan(self.scenario, roles, self.facts, self.options.control, install=install)
@@ -344,9 +348,11 @@ class Engine:
         return obs
 
     def _facts_of(self, machine: str) -> dict:
+        """What the plan's version gates read for this machine (the release installed too)."""
+        facts = with_release(self.scenario, self.facts)
         if machine == CLUSTER:
-            return cluster_facts(self.facts, {m: self.lab.role(m) for m in self.lab.machines})
-        return self.facts.get(machine, {})
+            return cluster_facts(facts, {m: self.lab.role(m) for m in self.lab.machines})
+        return facts.get(machine, {})
 
     def _cluster_client(self):
         if self._cluster is None:

@@ -28,13 +28,15 @@ VAR_RE = re.compile(r"\{\{\s*vars\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 DURATION_RE = re.compile(r"^(?:(\d+)h)?(?:(\d+)m(?!s))?(?:(\d+(?:\.\d+)?)s)?(?:(\d+)ms)?$")
 RANGE_RE = re.compile(r"^(>=|<=|>|<|==|!=)\s*(\d+(?:\.\d+){0,2})$")
 CLAIM_RE = re.compile(r"^[KSH]\d+$")
-VERSION_COMPONENTS = ("containerd", "runc", "kernel", "systemd")
+# kubernetes: the release the scenario installs (install.kubernetes, or the matrix row), not read from a guest
+VERSION_COMPONENTS = ("containerd", "runc", "kernel", "systemd", "kubernetes")
 CHECK_MATCHERS = ("pattern", "absent", "count", "equals")
 # Where inside the install track an expect/observe check may run instead of in its own phase.
 CHECK_POINTS = ("before-cni",)
 IMPLEMENTED_TRACKS = ("none", "kubeadm")
 INSTALL_KEYS = ("track", "kubernetes", "pod_cidr", "service_cidr", "cni", "prepare", "kubernetes_version_in_config",
-                "preload", "init_fails", "kubelet_health_check")
+                "preload", "init_fails", "kubelet_health_check",
+                "kubernetes_api_call")
 GO_DURATION_RE = re.compile(r"^(?=\d)(\d+h)?(\d+m)?(\d+s)?$")  # what kubeadm's timeouts take, e.g. 1m30s
 PREPARE_ITEMS = ("ip_forward", "br_netfilter")
 CNIS = ("flannel", "none")
@@ -536,10 +538,15 @@ def _install(c: _Checker, raw, path, lab: LabDef | None) -> InstallDef:
     elif not isinstance(init_fails, bool):
         c.bad(path + ("init_fails",), f"found {_show(init_fails)}; allowed: true, false, or a version range "
                                       "like {containerd: \"<2.0\"} where init is expected to stop")
-    health = m.get("kubelet_health_check", "")
-    if health != "" and not (isinstance(health, str) and GO_DURATION_RE.match(health)):
-        c.bad(path + ("kubelet_health_check",), f"found {_show(health)}; allowed: a duration like 40s or 1m30s")
-        health = ""
+    durations = {}
+    for key in ("kubelet_health_check", "kubernetes_api_call"):
+        durations[key] = m.get(key, "")
+        if durations[key] != "" and not (isinstance(durations[key], str) and GO_DURATION_RE.match(durations[key])):
+            c.bad(path + (key,), f"found {_show(durations[key])}; allowed: a duration like 40s or 1m30s")
+            durations[key] = ""
+    if durations["kubernetes_api_call"] and init_fails is False:
+        c.bad(path + ("kubernetes_api_call",), "applies only to an init the fault stops; set `init_fails` too, "
+                                               "or leave it out (the track's TCG value holds)")
     if lab is not None:
         planes = [x.name for x in lab.machines if x.role == "control-plane"]
         others = [x.name for x in lab.machines if x.role not in ("control-plane", "worker")]
@@ -550,8 +557,8 @@ def _install(c: _Checker, raw, path, lab: LabDef | None) -> InstallDef:
             c.bad(("lab", "machines"), f"the {track} track takes roles control-plane and worker; "
                                        f"{', '.join(others)} {'has' if len(others) == 1 else 'have'} another")
     return InstallDef(track, version, cidrs["pod_cidr"], cidrs["service_cidr"], cni if cni in CNIS else "flannel",
-                      tuple(prepare), pinned is not False, preload is not False, init_fails is True, health,
-                      init_fails_versions)
+                      tuple(prepare), pinned is not False, preload is not False, init_fails is True,
+                      durations["kubelet_health_check"], init_fails_versions, durations["kubernetes_api_call"])
 
 
 def _faults(c: _Checker, raw, path) -> tuple[FaultDef, ...]:
@@ -749,6 +756,12 @@ def validate(src: Source, path: Path, problems: list[str]) -> Scenario | None:
     if install.init_fails and not reinstalls:
         c.bad(("recover",), "`install.init_fails: true` needs a recovery step `reinstall: true` "
                             "(kubeadm reset, then init, joins and CNI again)")
+    if install.track == "none":  # a gate on the installed release, where none is installed, never holds
+        for section, checks in (("expect", expect), ("verify", verify), ("observe", observe)):
+            for i, chk in enumerate(checks):
+                if "kubernetes" in chk.versions:
+                    c.bad((section, i, "versions", "kubernetes"), "this scenario installs no Kubernetes "
+                          "(`install.track: none`); gate on containerd, runc, kernel or systemd")
     for i in reinstalls:
         if install.track != "kubeadm":
             c.bad(("recover", i, "reinstall"), "allowed only with the kubeadm track (`install.track: kubeadm`)")

@@ -74,6 +74,14 @@ def targets(selector: str, roles: dict[str, str]) -> list[str]:
     return [selector[1:] if selector.startswith("@") else selector]
 
 
+def with_release(scenario: Scenario, facts: dict[str, dict]) -> dict[str, dict]:
+    """The machines' facts plus the Kubernetes release the scenario installs, which
+    `versions: {kubernetes: ...}` gates read (no guest reports it before the install)."""
+    if scenario.install.track == "none":
+        return facts
+    return {m: {**f, "kubernetes": scenario.install.kubernetes} for m, f in facts.items()}
+
+
 def cluster_facts(facts: dict[str, dict], roles: dict[str, str]) -> dict:
     """The cluster's versions, for its checks' gates: its control plane's."""
     return facts.get(next((m for m, r in roles.items() if r == "control-plane"), ""), {})
@@ -129,6 +137,7 @@ def plan(scenario: Scenario, roles: dict[str, str], facts: dict[str, dict], cont
     the image exists) shows version-gated checks with their condition instead of deciding.
     `install`: the track's InstallContext (addresses, images, token) when it has one."""
     machines = roles  # selectors resolve against names and roles
+    facts = with_release(scenario, facts)
     facts = {**facts, CLUSTER: cluster_facts(facts, roles)}
     faults = faults_of(scenario, roles, facts)
     armed = [] if control else faults

@@ -265,12 +265,13 @@ def test_tcg_runtime_settings_reach_every_go_component(tmp_path):
     assert recorded["go_runtime"] == TCG_GO_ENV and recorded["kubelet_args"] == {"housekeeping-interval": "30s"}
 
 
-def planned(name, containerd):
+def planned(name, containerd, kubernetes=""):
     from harness.model import CLUSTER
     from harness.scenario.dryrun import install_context
     from harness.scenario.plan import plan
 
     scenario = load(find(name))
+    scenario = scenario.with_kubernetes(kubernetes) if kubernetes else scenario
     facts = {"containerd": containerd, "runc": "1.3.6", "os": "x", "kernel": "x", "systemd": "x"}
     roles = scenario.lab.roles()
     return plan(scenario, roles, {m: facts for m in roles}, install=install_context(scenario, facts)), CLUSTER
@@ -289,6 +290,26 @@ def test_where_the_fault_breaks_init_only_on_some_versions_the_track_follows_the
     if not stops:
         assert recover["reset-and-init-again"].action == "not-applicable"
         assert recover["reset-and-init-again"].machine == cluster
+
+
+@pytest.mark.parametrize(("kubernetes", "stops_at"), [("1.35.4", "kubelet-never-healthy"),
+                                                      ("1.36.3", "admin-bootstrap-finds-no-api-server")])
+def test_swap_stops_init_where_that_release_waits_first(kubernetes, stops_at):
+    """kubeadm 1.36 bootstraps the admin user before it waits for the kubelet: the expectation
+    follows the release, and the stopped init alone has kubeadm's 1m kubernetesAPICall."""
+    steps, _ = planned("swap-kubelet", "2.1.9~ds1-1", kubernetes)
+    gated = {"kubelet-never-healthy", "admin-bootstrap-finds-no-api-server"}
+    assert {s.name: s.action for s in steps if s.phase == "expect" and s.name in gated} == {
+        stops_at: "check", **{g: "not-applicable" for g in gated - {stops_at}}}
+
+    def api_call(step):
+        init = next(d for d in yaml.safe_load_all(step.content) if d["kind"] == "InitConfiguration")
+        return init["timeouts"]["kubernetesAPICall"], init["timeouts"]["kubeletHealthCheck"]
+
+    configs = [s for s in steps if s.name == "kubeadm config"]
+    assert [(s.phase, api_call(s)) for s in configs] == [("install", ("1m0s", "1m0s")), ("recover", ("10m0s", "1m0s"))]
+    recover = [s.name for s in steps if s.phase == "recover"]
+    assert recover.index("kubeadm reset") < recover.index("kubeadm config") < recover.index("kubeadm init")
 
 
 def test_a_rebuild_resets_every_node_and_installs_the_new_ranges():

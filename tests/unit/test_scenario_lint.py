@@ -219,6 +219,30 @@ CASES = [
          "bad.yaml:7: recover[0].reinstall: allowed only with the kubeadm track (`install.track: kubeadm`)",
          "bad.yaml:8: recover[1].reinstall: allowed only with the kubeadm track (`install.track: kubeadm`)",
          "bad.yaml:9: recover[2].reinstall: allowed only with the kubeadm track (`install.track: kubeadm`)"),
+    case("an-api-call-timeout-is-for-an-init-the-fault-stops", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        install: {track: kubeadm, kubernetes_api_call: 1m0s}
+        lab: {suite: sid, machines: [{name: cp1, role: control-plane}]}
+        """,
+         "bad.yaml:5: install.kubernetes_api_call: applies only to an init the fault stops; set `init_fails` too, "
+         "or leave it out (the track's TCG value holds)"),
+    case("a-kubernetes-gate-needs-kubernetes", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        lab: {suite: bookworm, machines: [{name: node1}]}
+        verify:
+          - name: forwarding
+            probe: {sysctl: {key: net.ipv4.ip_forward}}
+            equals: "1"
+            versions: {kubernetes: '>=1.36'}
+        """,
+         "bad.yaml:10: verify[0].versions.kubernetes: this scenario installs no Kubernetes (`install.track: none`); "
+         "gate on containerd, runc, kernel or systemd"),
     case("init-fails-takes-true-or-a-version-range", """\
         apiVersion: kubelab/v1
         kind: Scenario
@@ -718,7 +742,7 @@ CASES = [
             equals: "1"
             versions: {kubelet: '>=1.28'}
         """,
-         "bad.yaml:10: verify[0].versions.kubelet: unknown key `kubelet`; allowed: containerd, runc, kernel, systemd"),
+         "bad.yaml:10: verify[0].versions.kubelet: unknown key `kubelet`; allowed: containerd, runc, kernel, systemd, kubernetes"),
     case("duplicate-check-names", """\
         apiVersion: kubelab/v1
         kind: Scenario
