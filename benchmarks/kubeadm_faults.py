@@ -49,7 +49,7 @@ def summarize(run: dict) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("scenarios", nargs="*", default=["flannel-no-brnetfilter"])
-    ap.add_argument("--runs", nargs="*", help="finished run folders to read instead of running")
+    ap.add_argument("--runs", nargs="+", metavar="RUN_DIR", help="finished run folders to read instead of running")
     args = ap.parse_args()
     if args.runs:
         for d in args.runs:
