@@ -1,7 +1,7 @@
 """The Kubernetes fault scenarios on real clusters (the default kit, TCG).
 
-Each is a whole kubeadm install on one or two guests: 6 to 13 minutes each here,
-18 for cidr-overlap-10-244 (two installs and two power cycles). CI runs what
+Each is a whole kubeadm install on one or two guests: 4 to 11 minutes each here,
+15 for cidr-overlap-10-244 (two installs and two power cycles). CI runs what
 issue 9 names when the whole set does not fit its budget: flannel-no-brnetfilter,
 cgroup-driver-mismatch on trixie (containerd 1.7) and sid (2.1), as a matrix whose
 two cells run side by side, and airgap-unset-version. The others, every
