@@ -33,7 +33,8 @@ def main() -> int:
     ap.add_argument("--read", metavar="MATRIX_DIR", help="report a finished matrix; run nothing")
     a = ap.parse_args()
     if a.read:
-        return report(json.loads((Path(a.read) / "matrix.json").read_text()), "matrix")
+        report(json.loads((Path(a.read) / "matrix.json").read_text()), "matrix")
+        return 0
     code, in_turn = 0, None
     if a.in_turn:
         code, in_turn = run(a, max_vcpus="1")
@@ -57,7 +58,7 @@ def run(a, max_vcpus: str) -> tuple[int, dict]:
     return code, json.loads((out / "matrix.json").read_text())
 
 
-def report(matrix: dict, label: str) -> int:
+def report(matrix: dict, label: str) -> None:
     runs = [(c["id"], n, r) for c in matrix["cells"] for n, r in c["scenarios"].items() if "seconds" in r]
     for cid, name, r in runs:
         print(f"{label}: {cid:<20} {name:<28} {r['status']:<8} {r['seconds']:8.1f} s")
@@ -65,7 +66,6 @@ def report(matrix: dict, label: str) -> int:
     print(f"{label}: matrix wall {matrix['wall_s']:.1f} s; the runs' own times add up to {total:.1f} s; "
           f"ratio {total / matrix['wall_s']:.2f} (up to {matrix['concurrent_cells']} cells at once; "
           "overstated where they slowed each other)")
-    return 0
 
 
 if __name__ == "__main__":

@@ -216,13 +216,14 @@ def _run_scenario(state, cell, name, scenarios, opts, progress, deadline, entry,
     folder = opts.out / "cells" / cell.id
     folder.mkdir(parents=True, exist_ok=True)
     log = folder / f"{name}.log"
+    log_rel = str(log.relative_to(opts.out))
     started = time.time()
     attempts, code, pooled, note = 0, None, None, ""
     scenario = in_cell(scenarios[name], cell)
     progress.note(f"{cell.id} {name}: started (log {log})")
     with state.lock:
         result.clear()
-        result.update(status=report.RUNNING, log=str(log.relative_to(opts.out)))
+        result.update(status=report.RUNNING, log=log_rel)
         report.save(state.matrix, opts.out)
     while attempts < 2 and not state.stop.is_set():
         attempts += 1
@@ -245,7 +246,7 @@ def _run_scenario(state, cell, name, scenarios, opts, progress, deadline, entry,
             pooled = None
     status = {0: report.MET, 1: report.FAIL}.get(code, report.INFRA)
     update = {"status": status, "exit_code": code, "attempts": attempts, "seconds": round(time.time() - started, 1),
-              "log": str(log.relative_to(opts.out)), "pooled_lab": pooled or ""}
+              "log": log_rel, "pooled_lab": pooled or ""}
     if code is None:
         update["reason"] = f"stopped: {state.stop_reason}"
     elif note:

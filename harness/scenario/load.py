@@ -35,8 +35,7 @@ CHECK_MATCHERS = ("pattern", "absent", "count", "equals")
 CHECK_POINTS = ("before-cni",)
 IMPLEMENTED_TRACKS = ("none", "kubeadm")
 INSTALL_KEYS = ("track", "kubernetes", "pod_cidr", "service_cidr", "cni", "prepare", "kubernetes_version_in_config",
-                "preload", "init_fails", "kubelet_health_check",
-                "kubernetes_api_call")
+                "preload", "init_fails", "kubelet_health_check", "kubernetes_api_call")
 GO_DURATION_RE = re.compile(r"^(?=\d)(\d+h)?(\d+m)?(\d+s)?$")  # what kubeadm's timeouts take, e.g. 1m30s
 PREPARE_ITEMS = ("ip_forward", "br_netfilter")
 CNIS = ("flannel", "none")
@@ -757,9 +756,9 @@ def validate(src: Source, path: Path, problems: list[str]) -> Scenario | None:
         c.bad(("recover",), "`install.init_fails: true` needs a recovery step `reinstall: true` "
                             "(kubeadm reset, then init, joins and CNI again)")
     if install.track == "none":  # a gate on the installed release, where none is installed, never holds
-        for section, checks in (("expect", expect), ("verify", verify), ("observe", observe)):
-            for i, chk in enumerate(checks):
-                if "kubernetes" in chk.versions:
+        for section, gated in (("expect", expect), ("verify", verify), ("observe", observe), ("recover", recover)):
+            for i, item in enumerate(gated):
+                if "kubernetes" in item.versions:
                     c.bad((section, i, "versions", "kubernetes"), "this scenario installs no Kubernetes "
                           "(`install.track: none`); gate on containerd, runc, kernel or systemd")
     for i in reinstalls:

@@ -83,10 +83,10 @@ def test_a_control_run_prepares_what_the_fault_run_leaves_out(name, left_out, mo
 
 def test_a_control_run_pins_the_version_a_fault_run_leaves_out(monkeypatch):
     from harness.provisioners import kubeadm
+    from harness.scenario import plan as plans
 
     scenario = load(find("airgap-unset-version"))
     assert kubeadm.cluster_spec(scenario.install).kubernetes == ""
-    from harness.scenario import plan as plans
     seen = []
     monkeypatch.setattr(kubeadm, "steps", lambda install, *a, **kw: seen.append(install) or [])
     monkeypatch.setattr(kubeadm, "reinstall_steps", lambda *a, **kw: [])

@@ -240,8 +240,12 @@ CASES = [
             probe: {sysctl: {key: net.ipv4.ip_forward}}
             equals: "1"
             versions: {kubernetes: '>=1.36'}
+        recover:
+          - {name: fix, run: "sysctl -w net.ipv4.ip_forward=1", versions: {kubernetes: '<1.36'}}
         """,
          "bad.yaml:10: verify[0].versions.kubernetes: this scenario installs no Kubernetes (`install.track: none`); "
+         "gate on containerd, runc, kernel or systemd",
+         "bad.yaml:12: recover[0].versions.kubernetes: this scenario installs no Kubernetes (`install.track: none`); "
          "gate on containerd, runc, kernel or systemd"),
     case("init-fails-takes-true-or-a-version-range", """\
         apiVersion: kubelab/v1
