@@ -376,26 +376,35 @@ def scenario_run(c, name, suite=None, keep=False, control=False, dry_run=False, 
         raise Exit(f"kubelab: {result.result}: {result.reason}", code=result.exit_code)
 
 
-@task(help={"files": "scenario files (default: every scenarios/*.yaml)"}, iterable=["files"])
+@task(help={"files": "scenario files (default: every scenarios/*.yaml)",
+            "claims": "claims files besides claims/*.yaml (an author's own course)"}, iterable=["files", "claims"])
 @harness_errors
-def scenario_lint(c, files=None):
-    """Validate scenario files; report every problem with file, line and field."""
+def scenario_lint(c, files=None, claims=None):
+    """Validate scenario and claims files; report every problem with file, line and field."""
     from pathlib import Path
 
-    from harness.errors import ScenarioError
+    from harness.errors import ClaimsError, ScenarioError
+    from harness.evidence import claims as claims_files
     from harness.scenario.load import all_files, load_into
 
     paths = [Path(f) for f in files] if files else all_files()
+    claim_paths = claims_files.all_files() + [Path(f) for f in claims or []]
+    ids = claims_files.defined_ids(claim_paths)  # a check's `claims:` must name one of these
     problems: list[str] = []
     warnings: list[str] = []
     for path in paths:
-        scenario = load_into(path, problems)
+        scenario = load_into(path, problems, ids, ", ".join(str(p) for p in claim_paths) or "none")
         warnings += list(scenario.warnings) if scenario else []
+    try:
+        claims_files.load(claim_paths, all_scenarios=True)
+    except ClaimsError as exc:  # a cited scenario's own problems are listed once
+        problems += [p for p in exc.problems if p not in problems]
     for w in warnings:
         print(f"warning: {w}", file=sys.stderr)
     if problems:
         raise ScenarioError(problems)
-    print(f"{len(paths)} scenario file(s) valid" + (f", {len(warnings)} warning(s)" if warnings else ""))
+    print(f"{len(paths)} scenario file(s) and {len(claim_paths)} claims file(s) valid"
+          + (f", {len(warnings)} warning(s)" if warnings else ""))
 
 
 @task(help={"run_dir": "a run folder (runs/<scenario>/<timestamp>)"})
@@ -561,3 +570,67 @@ def matrix_merge(c, out, parts):
 
 
 ns.add_collection(Collection("matrix", run=matrix_run, export=matrix_export, merge=matrix_merge))
+
+
+# -- evidence book ------------------------------------------------------------------------------
+@task(help={
+    "claims": "the claims file (e.g. claims/course.yaml)",
+    "chapter": "only these chapters of it, comma-separated",
+    "kubernetes": "Kubernetes releases for every kubeadm proof, comma-separated (default: each proof's own)",
+    "suite": "Debian suites (containerd) for every proof, comma-separated (default: each proof's own)",
+    "repeat": "run every scenario this many times; timings become median, min and max",
+    "out": "the book folder (default runs/book/<UTC stamp>); --resume reuses one",
+    "compare": "a previous book folder: what changed, listed first; timings snippets kept inside its spread",
+    "resume": "keep the runs of --out that already finished; with all finished, the book is written again",
+    "deadline": "minutes for all the runs; then what runs is stopped, and the rest is NOT RUN",
+    "dry_run": "print the claims, the scenarios and the cells, run nothing",
+})
+@harness_errors
+def evidence(c, claims, chapter=None, kubernetes=None, suite=None, repeat=1, out=None, compare=None, resume=False,
+             deadline=None, dry_run=False):
+    """Run every scenario the claims need and write the evidence book: verdicts, verbatim lines, snippets."""
+    import os
+    from pathlib import Path
+
+    from harness import paths
+    from harness.evidence import book, book_compare, book_plan, book_render
+    from harness.evidence import claims as claims_files
+    from harness.matrix import run as matrix_run
+    from harness.matrix import schedule
+    from harness.matrix.cells import parse_list
+
+    started = time.time()
+    claimset = claims_files.load([Path(claims)])  # every problem, exit 2, before anything starts
+    if int(repeat) < 1:
+        raise UsageError(f"--repeat {repeat}: give at least 1")
+    if resume and not out:
+        raise UsageError("--resume needs --out BOOK_FOLDER (the book to resume)")
+    previous = book.load(Path(compare)) if compare else None
+    plan = book_plan.make(claimset, parse_list(chapter, "chapter") if chapter else (),
+                          parse_list(kubernetes, "kubernetes") if kubernetes else (),
+                          parse_list(suite, "suite") if suite else ())
+    folder = Path(out) if out else paths.project_root() / "runs" / "book" / time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    opts = matrix_run.Options(out=folder / "runs" / "1", max_vcpus=2 * (os.cpu_count() or 1),
+                              memory_budget_mib=schedule.budget(host.meminfo()["MemTotal"] >> 20), fanout=True)
+    print("\n".join(book_plan.plan_lines(plan, int(repeat)) + matrix_run.plan_lines(list(plan.cells), plan.scenarios,
+                                                                                    opts)))
+    if dry_run:
+        return
+    if plan.cells:
+        host.prepare()
+    folders = book_plan.run(plan, folder, int(repeat), resume, float(deadline) if deadline else None,
+                            opts.max_vcpus, opts.memory_budget_mib, Progress())
+    record = book.build(plan, folders, folder)
+    if previous is not None:
+        book_compare.compare(record, previous, str(compare))
+    record.update(built_at=time.time(), wall_s=round(time.time() - started, 1))
+    book_render.write(folder, record, Path(compare) if compare else None)
+    print(folder / "index.md")
+    code = book.exit_code(record)
+    if code:
+        counts = {v: sum(1 for x in record["claims"] if x["verdict"] == v) for v in book.VERDICTS}
+        raise Exit(f"kubelab: evidence: {counts[book.FAILS]} claim(s) do not hold, {counts[book.UNSEEN]} not observed"
+                   + ("; some runs broke or did not run" if code == 2 else ""), code=code)
+
+
+ns.add_task(evidence)

@@ -113,6 +113,18 @@ class ScenarioError(HarnessError):
         super().__init__(f"{n} problem{'s' if n != 1 else ''} in scenario files:\n  " + "\n  ".join(problems))
 
 
+class ClaimsError(ScenarioError):
+    """Claims files with problems (and the scenario files they cite); every problem names file and line."""
+
+    def __init__(self, problems: list[str]):
+        super().__init__(problems)
+        n = len(problems)
+        self.args = (f"{n} problem{'s' if n != 1 else ''} in claims files:\n  " + "\n  ".join(problems),)
+
+    def __str__(self) -> str:
+        return self.args[0]
+
+
 class YamlProblem(Exception):
     """One problem in one YAML file, at a line; collected into a ScenarioError."""
 

@@ -104,6 +104,7 @@ class Check:
     after_reboot: bool = False
     source: str = ""  # upstream file and version the expected string comes from
     at: str = ""  # "before-cni": evaluated inside the install track, before the CNI is applied
+    claims: tuple[str, ...] = ()  # the claims (claims files' ids) this check proves
 
     @property
     def asserts(self) -> bool:
@@ -200,7 +201,7 @@ class Scenario:
     summary: str
     lab: LabDef
     install: InstallDef = InstallDef()
-    claims: tuple[str, ...] = ()
+    claims: tuple[str, ...] = ()  # derived: every id its checks name, in file order
     faults: tuple[FaultDef, ...] = ()
     expect: tuple[Check, ...] = ()
     recover: tuple[StepDef, ...] = ()

@@ -64,6 +64,7 @@ class RunRecord:
             "scenario": {"name": scenario.name, "summary": scenario.summary, "claims": list(scenario.claims),
                          "file": scenario.source_file, "sha256": scenario.sha256},
             "lab": {"suite": suite},
+            "host": {"cores": os.cpu_count()},  # what a timing was measured on (the evidence book quotes it)
             "started_at": time.time(),
             "finished_at": None,
             "machines": {},

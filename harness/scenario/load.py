@@ -27,7 +27,8 @@ from .yamlsrc import Source, format_path, read
 VAR_RE = re.compile(r"\{\{\s*vars\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 DURATION_RE = re.compile(r"^(?:(\d+)h)?(?:(\d+)m(?!s))?(?:(\d+(?:\.\d+)?)s)?(?:(\d+)ms)?$")
 RANGE_RE = re.compile(r"^(>=|<=|>|<|==|!=)\s*(\d+(?:\.\d+){0,2})$")
-CLAIM_RE = re.compile(r"^[KSH]\d+$")
+# A claim id: the catalogue's K8, H1, S9, or an author's own (NET1, ch3-dns); defined in a claims file
+CLAIM_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,31}$")
 # kubernetes: the release the scenario installs (install.kubernetes, or the matrix row), not read from a guest
 VERSION_COMPONENTS = ("containerd", "runc", "kernel", "systemd", "kubernetes")
 CHECK_MATCHERS = ("pattern", "absent", "count", "equals")
@@ -169,18 +170,21 @@ class _Checker:
         self.src, self.problems = src, problems
         self.machines: list[str] = []
         self.roles: dict[str, str] = {}
+        self.claim_ids: set | None = None  # the ids claims files define, when lint checks checks' `claims:`
+        self.claim_files = ""
 
     def bad(self, path, message: str) -> None:
         file, line = self.src.where(path)
         self.problems.append(f"{file}:{line}: {format_path(path)}: {message}")
 
-    def mapping(self, value, path, required: tuple = (), optional: tuple = ()) -> dict | None:
+    def mapping(self, value, path, required: tuple = (), optional: tuple = (), hints: dict | None = None) -> dict | None:
         if not isinstance(value, dict):
             self.bad(path, f"found {_show(value)}; allowed: a mapping with keys {', '.join(required + optional)}")
             return None
         for key in value:
             if key not in required + optional:
-                self.bad(path + (key,), f"unknown key `{key}`; allowed: {', '.join(required + optional)}")
+                hint = f" ({hints[key]})" if hints and key in hints else ""
+                self.bad(path + (key,), f"unknown key `{key}`; allowed: {', '.join(required + optional)}{hint}")
         for key in required:
             if key not in value:
                 self.bad(path, f"missing required key `{key}`")
@@ -286,7 +290,7 @@ def _exit_code_like(value) -> bool:
 
 def _check(c: _Checker, raw, path, kind: str) -> Check | None:
     keys = ("name", "probe", "target", *CHECK_MATCHERS, "within", "stable_for", "versions", "after_reboot", "source",
-            "at")
+            "at", "claims")
     m = c.mapping(raw, path, required=("name", "probe"), optional=keys[2:])
     if m is None:
         return None
@@ -338,6 +342,7 @@ def _check(c: _Checker, raw, path, kind: str) -> Check | None:
         # `command` reads the exit code as its value; a text here could never (or always) match
         c.bad(path + ("equals",), f"found {_show(m['equals'])}; a `command` probe's value is its exit code "
                                   "(an integer); match its output with `pattern`")
+    claims = _claim_ids(c, m.get("claims"), path + ("claims",))
     if name is None or probe is None:
         return None
     on_cluster = PROBES[probe.kind].target == "cluster"
@@ -350,7 +355,20 @@ def _check(c: _Checker, raw, path, kind: str) -> Check | None:
     return Check(name=name, probe=probe, target=target, at=str(at or ""),
                  pattern=m.get("pattern"), absent=m.get("absent"), count=count,
                  equals=m.get("equals", NOT_SET), within=within, stable_for=stable_for, versions=versions,
-                 after_reboot=bool(after_reboot), source=str(source or ""))
+                 after_reboot=bool(after_reboot), source=str(source or ""), claims=claims)
+
+
+def _claim_ids(c: _Checker, raw, path) -> tuple[str, ...]:
+    """A check's `claims: [K8]`: ids a claims file defines (checked when lint knows the files)."""
+    out = []
+    for i, claim in enumerate(c.listing(raw, path)):
+        if not c.string(claim, path + (i,), CLAIM_RE, "a claim id like H1, K8 or NET3 (letters, digits, - and _)"):
+            continue
+        if c.claim_ids is not None and claim not in c.claim_ids:
+            c.bad(path + (i,), f"found {claim!r}; no claims file defines it (claims files: {c.claim_files}); "
+                               "define it there, or fix the id")
+        out.append(claim)
+    return tuple(dict.fromkeys(out))
 
 
 def _checks(c: _Checker, raw, path, kind: str) -> tuple[Check, ...]:
@@ -715,11 +733,16 @@ def _facts(c: _Checker, raw, path, checks: set[str]) -> tuple[FactDef, ...]:
     return tuple(out)
 
 
-def validate(src: Source, path: Path, problems: list[str]) -> Scenario | None:
+def validate(src: Source, path: Path, problems: list[str], claim_ids: set | None = None,
+             claim_files: str = "") -> Scenario | None:
+    """claim_ids: the ids the claims files define (lint); None leaves checks' `claims:` ids unchecked."""
     before = len(problems)
     c = _Checker(src, problems)
+    c.claim_ids, c.claim_files = claim_ids, claim_files
     top = c.mapping(src.data, (), required=("apiVersion", "kind", "name", "summary", "lab"),
-                    optional=("claims", "install", "faults", "expect", "recover", "verify", "observe", "evidence", "facts"))
+                    optional=("install", "faults", "expect", "recover", "verify", "observe", "evidence", "facts"),
+                    hints={"claims": "a claim id goes on the checks that prove it (`claims: [K8]` on an expect, "
+                                     "verify or observe check); the scenario's list is derived from them"})
     if top is None:
         return None
     if "apiVersion" in top and top["apiVersion"] != API_VERSION:
@@ -730,10 +753,6 @@ def validate(src: Source, path: Path, problems: list[str]) -> Scenario | None:
     if name and name != path.stem:
         c.bad(("name",), f"found {name!r}; allowed: {path.stem!r} (the name must match the file name)")
     summary = c.string(top.get("summary"), ("summary",)) if "summary" in top else None
-    claims = []
-    for i, claim in enumerate(c.listing(top.get("claims"), ("claims",))):
-        if c.string(claim, ("claims", i), CLAIM_RE, "a claim id like H1, K8, S9 (evidence catalogue)"):
-            claims.append(claim)
     lab = _lab(c, top.get("lab"), ("lab",)) if "lab" in top else None
     install = _install(c, top.get("install"), ("install",), lab)
     faults = _faults(c, top.get("faults"), ("faults",))
@@ -766,7 +785,8 @@ def validate(src: Source, path: Path, problems: list[str]) -> Scenario | None:
             c.bad(("recover", i, "reinstall"), "allowed only with the kubeadm track (`install.track: kubeadm`)")
     if len(problems) > before or lab is None or name is None or summary is None:
         return None
-    return Scenario(name=name, summary=summary, lab=lab, install=install, claims=tuple(claims), faults=faults,
+    claims = tuple(dict.fromkeys(claim for chk in expect + verify + observe for claim in chk.claims))
+    return Scenario(name=name, summary=summary, lab=lab, install=install, claims=claims, faults=faults,
                     expect=expect, recover=recover, verify=verify, observe=observe, evidence=evidence, facts=facts,
                     warnings=tuple(_overlap_warnings(c, lab, install, recover)),
                     source_file=str(path), sha256=hashlib.sha256(path.read_bytes()).hexdigest())
@@ -781,8 +801,9 @@ def load(path: Path) -> Scenario:
     return scenario
 
 
-def load_into(path: Path, problems: list[str]) -> Scenario | None:
-    """Load one file, appending its problems to `problems` (for linting many at once)."""
+def load_into(path: Path, problems: list[str], claim_ids: set | None = None, claim_files: str = "") -> Scenario | None:
+    """Load one file, appending its problems to `problems` (for linting many at once); with
+    `claim_ids`, every id a check's `claims:` names must be one of them."""
     before = len(problems)
     src = _with_imports(path, problems)
     if src is None or len(problems) > before:
@@ -790,4 +811,4 @@ def load_into(path: Path, problems: list[str]) -> Scenario | None:
     _substitute(src, problems)
     if len(problems) > before:
         return None
-    return validate(src, path, problems)
+    return validate(src, path, problems, claim_ids, claim_files)

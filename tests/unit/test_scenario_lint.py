@@ -21,7 +21,7 @@ from harness.scenario.load import load
 FAULT_KINDS = ", ".join(FAULTS)
 PROBE_KINDS = ", ".join(PROBES)
 CPUS = os.cpu_count() or 1
-TOP_KEYS = "apiVersion, kind, name, summary, lab, claims, install, faults, expect, recover, verify, observe, evidence, facts"
+TOP_KEYS = "apiVersion, kind, name, summary, lab, install, faults, expect, recover, verify, observe, evidence, facts"
 MACHINE_NAME_RULE = "a name of lowercase letters, digits and single dashes, at most 15 characters"
 ONE_MATCHER = "allowed: exactly one of pattern, absent, count, equals"
 
@@ -136,15 +136,29 @@ CASES = [
         lab: {suite: bookworm, machines: [{name: node1}]}
         """,
          "bad.yaml:1: (top level): missing required key `summary`"),
-    case("bad-claim-id", """\
+    case("claims-on-the-scenario", """\
         apiVersion: kubelab/v1
         kind: Scenario
         name: bad
         summary: Broken on purpose.
-        claims: [H1, X9]
+        claims: [H1]
         lab: {suite: bookworm, machines: [{name: node1}]}
         """,
-         "bad.yaml:5: claims[1]: found 'X9'; allowed: a claim id like H1, K8, S9 (evidence catalogue)"),
+         f"bad.yaml:5: claims: unknown key `claims`; allowed: {TOP_KEYS} (a claim id goes on the checks that prove "
+         "it (`claims: [K8]` on an expect, verify or observe check); the scenario's list is derived from them)"),
+    case("bad-claim-id-on-a-check", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        lab: {suite: bookworm, machines: [{name: node1}]}
+        expect:
+          - {name: one, claims: [H1, 9X, {id: H2}], probe: {swaps: {}}, equals: []}
+        """,
+         "bad.yaml:7: expect[0].claims[1]: found '9X'; allowed: a claim id like H1, K8 or NET3 (letters, digits, "
+         "- and _)",
+         "bad.yaml:7: expect[0].claims[2]: found a mapping; allowed: a claim id like H1, K8 or NET3 (letters, "
+         "digits, - and _)"),
     case("unknown-install-track", """\
         apiVersion: kubelab/v1
         kind: Scenario
@@ -1112,4 +1126,4 @@ def test_lint_prints_the_warning_and_still_passes(tmp_path):
                           capture_output=True, text=True, cwd=Path(__file__).resolve().parents[2])
     assert proc.returncode == 0, proc.stderr
     assert "warning: " in proc.stderr and "overlaps install.pod_cidr" in proc.stderr
-    assert "1 scenario file(s) valid, 1 warning(s)" in proc.stdout
+    assert "1 scenario file(s) and 1 claims file(s) valid, 1 warning(s)" in proc.stdout
