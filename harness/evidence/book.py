@@ -215,6 +215,8 @@ def fact_entry(ref, timing: bool, cells: list[dict], guests: str = "") -> dict:
             continue
         values = [r["facts"].get(ref.fact, "unknown") if r["facts"] else "unknown" for r in scen["runs"]]
         entry = {"cell": cell["id"], "values": values, "n": len(values)}
+        if ref.state:  # what explains each value, from the same run
+            entry["state"] = [{name: r["facts"].get(name, "unknown") for name in ref.state} for r in scen["runs"]]
         numbers = [n for n in map(_number, values) if n is not None]
         if timing and numbers:
             entry.update(median=round(statistics.median(numbers), 1), min=min(numbers), max=max(numbers),

@@ -117,6 +117,10 @@ def _conditions(fact: dict, cell: dict, concurrent: int) -> str:
     return "; ".join(parts) or "conditions not recorded"
 
 
+def _figure(value) -> str:
+    return f"{value} s" if isinstance(value, (int, float)) and not isinstance(value, bool) else str(value)
+
+
 def timing_blocks(claim: dict, concurrent: int) -> list[tuple]:
     items = []
     for fact in claim["facts"]:
@@ -131,7 +135,12 @@ def timing_blocks(claim: dict, concurrent: int) -> list[tuple]:
             else:
                 figure = "not measured: " + ", ".join(sorted({str(v) for v in cell["values"]}))
             note = f" (notes say: {fact['notes_say']})" if fact["notes_say"] else ""
-            items.append(f"{where}: {figure}{note}. Measured under: {_conditions(fact, cell, concurrent)}.")
+            state = ""
+            if cell.get("state"):
+                state = " At the fix, run by run: " + "; ".join(
+                    f"{_figure(v)}: " + ", ".join(f"{k} {s}" for k, s in st.items())
+                    for v, st in zip(cell["values"], cell["state"])) + "."
+            items.append(f"{where}: {figure}{note}.{state} Measured under: {_conditions(fact, cell, concurrent)}.")
     return [("ul", items)] if items else []
 
 

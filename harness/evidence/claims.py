@@ -31,7 +31,7 @@ KIND = "Claims"
 TOP_KEYS = ("apiVersion", "kind", "course", "chapters", "claims")
 CLAIM_KEYS = ("id", "chapter", "says", "proven_by", "facts", "unproven")
 PROOF_KEYS = ("scenario", "checks", "suites", "kubernetes")
-FACT_KEYS = ("scenario", "fact", "notes_say")
+FACT_KEYS = ("scenario", "fact", "notes_say", "state")
 CHECK_KINDS = ("expect", "verify", "observe")
 
 
@@ -48,6 +48,7 @@ class FactRef:
     scenario: str
     fact: str
     notes_say: str = ""  # what the notes state of it ("about 74 s"), shown beside the measurement
+    state: tuple[str, ...] = ()  # facts of the same run that explain the value (restarts at the fix)
 
 
 @dataclass(frozen=True)
@@ -256,7 +257,12 @@ def _claim(f: _File, raw, path, chapters: dict, cache: dict) -> Claim | None:
         elif "scenario" in fm and "fact" in fm:
             notes = f.text(fm["notes_say"], fp + ("notes_say",), "what the notes say of it") \
                 if "notes_say" in fm else ""
-            facts.append(FactRef(str(scenario), str(fact), notes))
+            state = f.strings(fm["state"], fp + ("state",), "fact names") if "state" in fm else ()
+            known = [x.name for x in cache[scenario].facts] if cache.get(scenario) else []
+            for j, name in enumerate(state):
+                if known and name not in known:
+                    f.bad(fp + ("state", j), f"found {name!r}; scenario {scenario} has facts: {', '.join(known)}")
+            facts.append(FactRef(str(scenario), str(fact), notes, state))
     if not cid or chapter not in chapters or not says:
         return None
     return Claim(cid, str(chapter), says, tuple(proofs), tuple(facts), str(unproven or ""), f.where(path + ("id",)))

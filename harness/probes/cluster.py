@@ -8,6 +8,8 @@ an API server restart instead of failing the run.
 
 from __future__ import annotations
 
+import re
+
 from ..params import Param
 from .base import Probe, Reading
 
@@ -92,15 +94,31 @@ def _state(status) -> str:
     return "Running"
 
 
+# A container in CrashLoopBackOff waits with the message "back-off 40s restarting failed
+# container=... pod=..." (kubernetes pkg/kubelet/kuberuntime/kuberuntime_manager.go doBackOff, v1.36.3):
+# the kubelet's current delay, 10 s doubling to 300 s (pkg/kubelet/kubelet.go initialCrashLoopBackOff;
+# kubelet config v1beta1 MaxContainerBackOff).
+BACKOFF_RE = re.compile(r"^back-off (\S+) restarting failed container")
+
+
+def _backoff(statuses) -> str:
+    for s in statuses:
+        waiting = s.state.waiting if s.state else None
+        m = BACKOFF_RE.match((waiting.message or "") if waiting else "")
+        if m:
+            return m.group(1)
+    return "none"
+
+
 class Pods(ClusterProbe):
     """value: the chosen `field` of each matching pod, comma-separated (phase, ready,
-    restarts, state, node); text: `<pod> node=<n> phase=<p> ready=<r> restarts=<k>
-    state=<s> owner=<kind>` per pod."""
+    restarts, state, node, backoff); text: `<pod> node=<n> phase=<p> ready=<r> restarts=<k>
+    state=<s> owner=<kind> backoff=<the kubelet's CrashLoopBackOff delay, or none>` per pod."""
 
     kind = "pods"
     ARGS = {"namespace": Param(str), "selector": Param(str, required=False, default=""),
             "field": Param(str, required=False, default="phase",
-                           choices=("phase", "ready", "restarts", "state", "node", "count"))}
+                           choices=("phase", "ready", "restarts", "state", "node", "count", "backoff"))}
 
     def api(self) -> str:
         sel = f"?labelSelector={self.args['selector']}" if self.args["selector"] else ""
@@ -117,9 +135,10 @@ class Pods(ClusterProbe):
             owner = (p.metadata.owner_references or [None])[0]
             rows.append({"name": p.metadata.name, "node": p.spec.node_name or "", "phase": p.status.phase,
                          "ready": str(ready).lower(), "restarts": str(restarts), "state": state,
-                         "owner": owner.kind if owner else "none"})
+                         "owner": owner.kind if owner else "none", "backoff": _backoff(statuses)})
         text = "\n".join(f"{r['name']} node={r['node']} phase={r['phase']} ready={r['ready']} "
-                         f"restarts={r['restarts']} state={r['state']} owner={r['owner']}" for r in rows)
+                         f"restarts={r['restarts']} state={r['state']} owner={r['owner']} backoff={r['backoff']}"
+                         for r in rows)
         field = self.args["field"]
         if field == "count":
             return Reading(len(rows), text)

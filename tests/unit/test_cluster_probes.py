@@ -16,8 +16,9 @@ def node(name, ready, cidr="", reason="KubeletReady", message="kubelet is postin
                                                                         message=message)]))
 
 
-def pod(name, phase="Running", node_name="cp1", restarts=0, waiting=None, ready=True, owner="DaemonSet", ip=None):
-    state = k.V1ContainerState(waiting=k.V1ContainerStateWaiting(reason=waiting)) if waiting \
+def pod(name, phase="Running", node_name="cp1", restarts=0, waiting=None, ready=True, owner="DaemonSet", ip=None,
+        message=None):
+    state = k.V1ContainerState(waiting=k.V1ContainerStateWaiting(reason=waiting, message=message)) if waiting \
         else k.V1ContainerState(running=k.V1ContainerStateRunning())
     return k.V1Pod(
         metadata=k.V1ObjectMeta(name=name, owner_references=[k.V1OwnerReference(
@@ -88,6 +89,17 @@ def test_pods_fields():
     assert "kube-flannel-ds-abcde node=cp1 phase=Running ready=false restarts=4 state=Waiting(CrashLoopBackOff) owner=DaemonSet" \
         in state.text
     assert read("pods", cluster, namespace="x", field="count").value == 2
+
+
+def test_pods_read_the_kubelets_crashloop_backoff_from_the_waiting_message():
+    # the message as kubelet v1.36.3 words it (pkg/kubelet/kuberuntime/kuberuntime_manager.go doBackOff)
+    cluster = FakeCluster(pods=[
+        pod("kube-flannel-ds-abcde", restarts=3, waiting="CrashLoopBackOff", ready=False,
+            message="back-off 40s restarting failed container=kube-flannel pod=kube-flannel-ds-abcde_kube-flannel(u)"),
+        pod("kube-flannel-ds-fghij", node_name="w1", restarts=0)])
+    reading = read("pods", cluster, namespace="kube-flannel", selector="app=flannel", field="backoff")
+    assert reading.value == "40s,none"
+    assert "restarts=3 state=Waiting(CrashLoopBackOff) owner=DaemonSet backoff=40s" in reading.text
 
 
 def test_pod_logs_of_the_previous_instance():

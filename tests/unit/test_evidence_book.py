@@ -48,6 +48,7 @@ SCENARIO = """\
         equals: "1"
     facts:
       - {name: fix_s, seconds: bridge-nf-call-iptables-is-1}
+      - {name: restarts, value: bridge-module-state}
     """
 
 CLAIMS = """\
@@ -67,7 +68,7 @@ CLAIMS = """\
         proven_by:
           - scenario: br-netfilter-missing
         facts:
-          - {scenario: br-netfilter-missing, fact: fix_s, notes_say: "a second"}
+          - {scenario: br-netfilter-missing, fact: fix_s, notes_say: "a second", state: [restarts]}
       - id: T3
         chapter: host
         says: kubespray leaves the taint off.
@@ -91,7 +92,7 @@ def _plan(course_dir):
     return book_plan.make(claimset, series=lambda suite: {"bookworm": "1.6"}[suite])
 
 
-def _record(verify_met=True, value="1", fix_s=2.5, started=1796072400.0):
+def _record(verify_met=True, value="1", fix_s=2.5, started=1796072400.0, restarts=2):
     run = json.loads(FIXTURE.read_text())
     run["started_at"] = started
     run["host"] = {"cores": 2}
@@ -100,7 +101,7 @@ def _record(verify_met=True, value="1", fix_s=2.5, started=1796072400.0):
             o.update(met=verify_met, value=value, matched=value)
     run["verdict"] = {"result": "met", "exit_code": 0, "reason": "every expectation and check was met"} \
         if verify_met else run["verdict"]
-    run["facts"] = {"fix_s": fix_s}
+    run["facts"] = {"fix_s": fix_s, "restarts": restarts}
     return run
 
 
@@ -209,7 +210,7 @@ def test_a_proof_needs_a_tagged_check_a_real_fact_and_asserting_checks(course):
         "bad.yaml:14: claims[1].unproven: allowed only with `proven_by: []` (this claim cites scenarios)",
         "bad.yaml:12: claims[1].proven_by: only observe checks: they record and assert nothing; cite at least one "
         "expect or verify check",
-        "bad.yaml:13: claims[1].facts[0].fact: found 'nope'; scenario br-netfilter-missing has facts: fix_s",
+        "bad.yaml:13: claims[1].facts[0].fact: found 'nope'; scenario br-netfilter-missing has facts: fix_s, restarts",
     ]
 
 
@@ -370,13 +371,16 @@ def test_a_claim_across_versions_gets_a_pivot(course, tmp_path):
 # -- repeats and compare -----------------------------------------------------------------------
 def test_repeated_timings_are_median_min_and_max(course, tmp_path):
     plan = _plan(course)
-    record = by_id(build(tmp_path, plan, [_record(fix_s=10.9), _record(fix_s=70.7), _record(fix_s=42.0)]))
+    record = by_id(build(tmp_path, plan, [_record(fix_s=10.9, restarts=2), _record(fix_s=70.7, restarts=4),
+                                          _record(fix_s=42.0, restarts=3)]))
     [fact] = record["T2"]["facts"]
     cell = fact["cells"][0]
     assert (cell["median"], cell["min"], cell["max"], cell["measured"]) == (42.0, 10.9, 70.7, 3)
     text = book_render.timings_snippet(record["T2"], {"concurrent_cells": 1})
     assert "median 42.0 s, min 10.9 s, max 70.7 s over 3 of 3 runs (notes say: a second)" in text
     assert "host 2 cores" in text
+    # each value with the state that explains it (the restarts at the fix)
+    assert "At the fix, run by run: 10.9 s: restarts 2; 70.7 s: restarts 4; 42.0 s: restarts 3." in text
 
 
 def test_compare_reports_an_edited_matched_line_for_that_claim_only(course, tmp_path):
@@ -443,3 +447,43 @@ def test_a_timings_snippet_keeps_its_text_while_the_value_stays_inside_the_previ
 def test_a_previous_book_that_is_not_one_is_refused(tmp_path):
     with pytest.raises(Exception, match="no evidence book there"):
         book.load(tmp_path)
+
+
+STAND_IN = textwrap.dedent("""
+    import os, pathlib, sys
+    name, record, code = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    run = pathlib.Path(os.environ["KUBELAB_RUNS"]) / name / "20261203T000000Z"
+    run.mkdir(parents=True)
+    (run / "run.json").write_text(pathlib.Path(record).read_text())
+    (run / "report.md").write_text("report")
+    sys.exit(code)
+""")
+
+
+def test_a_book_runs_through_the_matrix_runner_and_resume_writes_it_again_without_running(course, tmp_path):
+    plan = _plan(course)
+    script, saved = tmp_path / "stand_in.py", tmp_path / "record.json"
+    script.write_text(STAND_IN)
+    saved.write_text(json.dumps(_record()))
+
+    def command(code):
+        return lambda name, cell: [sys.executable, str(script), name, str(saved), str(code)]
+
+    out = tmp_path / "book"
+    folders = book_plan.run(plan, out, 1, False, None, 4, 20000, _Quiet(), command=command(0))
+    first = book.build(plan, folders, out)
+    assert by_id(first)["T1"]["verdict"] == book.HOLDS and book.exit_code(first) == 0
+    first.update(built_at=1.0, wall_s=1.0)
+    book_render.write(out, first)
+    snippets = {p.name: p.read_bytes() for p in (out / "snippets").iterdir()}
+    # resumed: every run finished, so nothing runs (the stand-in would now fail them all)
+    folders = book_plan.run(plan, out, 1, True, None, 4, 20000, _Quiet(), command=command(1))
+    again = book.build(plan, folders, out)
+    again.update(built_at=2.0, wall_s=1.0)
+    book_render.write(out, again)
+    assert {p.name: p.read_bytes() for p in (out / "snippets").iterdir()} == snippets
+
+
+class _Quiet:
+    def note(self, text):
+        pass

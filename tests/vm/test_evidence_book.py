@@ -1,0 +1,96 @@
+"""The evidence book of the host claims (H1-H5) on real guests: built once, built again with
+nothing changed (every snippet the same bytes, nothing reported changed), then written again from
+a copy of the first book's runs with one matched line edited: that claim, and only it, changed."""
+
+import json
+import shutil
+import time
+
+import pytest
+
+from harness.paths import project_root
+
+from .helpers import assert_matrix_left_nothing, invoke
+
+CLAIMS = str(project_root() / "claims" / "course.yaml")
+HOST_CLAIMS = ["H1", "H2", "H3", "H4", "H5"]
+EDITED_CHECK = "sysctl-reports-missing-key"  # an H1 check: its matched line is edited in the copy
+
+
+def evidence(*args, timeout=3600):
+    started = time.monotonic()
+    proc = invoke("evidence", "--claims", CLAIMS, "--chapter", "host", *args)
+    out, _ = proc.communicate(timeout=timeout)
+    return proc.returncode, out, time.monotonic() - started
+
+
+def snippets(folder):
+    return {p.name: p.read_bytes() for p in sorted((folder / "snippets").iterdir())}
+
+
+@pytest.fixture(scope="module")
+def books(tmp_path_factory, libvirt_backend, bookworm_image):
+    root = tmp_path_factory.mktemp("books")
+    first = evidence("--out", str(root / "first"), "--deadline", "30")
+    second = evidence("--out", str(root / "second"), "--deadline", "30", "--compare", str(root / "first"))
+    print(f"\nevidence book of the host claims: first build {first[2]:.0f} s, second {second[2]:.0f} s")
+    return root, first, second
+
+
+def test_the_host_claims_hold_on_real_guests_and_their_runs_left_nothing(books):
+    root, (code, out, _), _ = books
+    assert code == 0, out[-3000:]
+    record = json.loads((root / "first" / "book.json").read_text())
+    claims = {c["id"]: c for c in record["claims"]}
+    assert sorted(claims) == HOST_CLAIMS
+    assert {i: c["verdict"] for i, c in claims.items()} == {i: "holds" for i in HOST_CLAIMS}
+    # H4 across the suites: containerd 1.6 and 1.7 replace the CRI table, 2.x merges it
+    [fact] = claims["H4"]["facts"]
+    assert {c["cell"]: c["values"] for c in fact["cells"]} == {
+        "host_bookworm": ["replaced"], "host_trixie": ["replaced"], "host_sid": ["merged"]}
+    md = (root / "first" / "index.md").read_text()
+    assert "Across versions:" in md and "holds; cri_table replaced" in md and "holds; cri_table merged" in md
+    h1 = (root / "first" / "snippets" / "H1.md").read_text()
+    assert "cannot stat /proc/sys/net/bridge/bridge-nf-call-iptables: No such file or directory" in h1
+    assert_matrix_left_nothing(root / "first" / "runs" / "1")
+
+
+def test_built_again_with_nothing_changed_every_snippet_is_the_same(books):
+    root, _, (code, out, _) = books
+    assert code == 0, out[-3000:]
+    assert snippets(root / "second") == snippets(root / "first")
+    record = json.loads((root / "second" / "book.json").read_text())
+    assert {c["id"]: c["changes"] for c in record["claims"]} == {i: [] for i in HOST_CLAIMS}
+    assert "no claim changed" in (root / "second" / "index.md").read_text()
+    first_runs = {r["run_id"] for c in json.loads((root / "first" / "book.json").read_text())["claims"]
+                  for cell in c["cells"] for s in cell["scenarios"] for r in s["runs"]}
+    second_runs = {r["run_id"] for c in record["claims"] for cell in c["cells"] for s in cell["scenarios"]
+                   for r in s["runs"]}
+    assert first_runs.isdisjoint(second_runs)  # really run again, not reused
+    assert_matrix_left_nothing(root / "second" / "runs" / "1")
+
+
+def test_a_book_from_runs_with_one_matched_line_edited_reports_that_claim_changed(books):
+    root, _, _ = books
+    edited = root / "edited"
+    shutil.copytree(root / "first", edited)
+    [run_json] = [p for p in (edited / "runs" / "1" / "cells" / "host_bookworm").glob("br-netfilter-missing/*/run.json")]
+    run = json.loads(run_json.read_text())
+    [obs] = [o for o in run["observations"] if o["check"] == EDITED_CHECK]
+    was = obs["matched"]
+    obs["matched"] = '"net.bridge.bridge-nf-call-iptables" is an unknown key'
+    run_json.write_text(json.dumps(run, indent=2))
+    code, out, seconds = evidence("--out", str(edited), "--resume", "--compare", str(root / "first"), timeout=600)
+    assert code == 0, out[-3000:]
+    assert out.count("kept from the previous run (met)") == 7, out  # nothing ran again
+    record = json.loads((edited / "book.json").read_text())
+    changed = {c["id"]: c["changes"] for c in record["claims"] if c["changes"]}
+    assert list(changed) == ["H1"], changed
+    [change] = changed["H1"]
+    assert f"matched line of expect {EDITED_CHECK}: `{was}` -> `\"net.bridge" in change
+    assert (edited / "snippets" / "H1.md").read_bytes() != (root / "first" / "snippets" / "H1.md").read_bytes()
+    assert {n: b for n, b in snippets(edited).items() if n != "H1.md"} == \
+        {n: b for n, b in snippets(root / "first").items() if n != "H1.md"}
+    md = (edited / "index.md").read_text()
+    assert md.index("Changes since") < md.index("## Claims")
+    print(f"\nbook written again from the edited runs in {seconds:.0f} s")
