@@ -32,7 +32,7 @@ VERSION_KEYS = ("os", "kernel", "containerd", "runc", "systemd")
 # What changes from one run to the next without the evidence changing: clock times and process ids.
 _VOLATILE = [
     (re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"), "<time>"),
-    (re.compile(r"\b[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ "), "<klog> "),  # klog: E1203 17:58:34.123456  1 file.go]
+    (re.compile(r"\b([IWEF])\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ "), r"\1<time> <pid> "),  # klog: E1203 17:58:34.1  1 x.go]
     (re.compile(r"\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d\b"), "<time>"),
     (re.compile(r"\b(\w[\w.-]*)\[\d+\]:"), r"\1[<pid>]:"),  # journal: kubelet[1234]:
     (re.compile(r"\btime=\"[^\"]*\""), 'time="<time>"'),  # logrus

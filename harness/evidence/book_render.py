@@ -196,8 +196,9 @@ def html(blocks: list[tuple], title: str) -> str:
     out = []
     for b in blocks:
         kind = b[0]
-        if kind == "h":
-            out.append(f"<h{b[1]}>{inline_html(b[2])}</h{b[1]}>")
+        if kind == "h":  # ids as a Markdown renderer makes them, so `#k8` links work in both
+            slug = re.sub(r"[^a-z0-9]+", "-", b[2].lower()).strip("-")
+            out.append(f"<h{b[1]} id=\"{slug}\">{inline_html(b[2])}</h{b[1]}>")
         elif kind == "p":
             out.append(f"<p>{inline_html(b[1])}</p>")
         elif kind == "verdict":
@@ -261,16 +262,18 @@ def index_blocks(book: dict) -> list[tuple]:
     counts = {v: sum(1 for c in book["claims"] if c["verdict"] == v) for v in VERDICTS}
     blocks: list[tuple] = [("h", 1, f"Evidence book: {book['course'] or 'claims'}")]
     built = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(book["built_at"])) if book.get("built_at") else "-"
+    took = f" in {book['wall_s']:.0f} s" if book.get("wall_s") is not None else ""
     blocks.append(("ul", [f"claims file(s): {', '.join(code(f) for f in book['claims_files'])}",
-                          f"built {built}" + (f" in {book['wall_s']:.0f} s" if book.get("wall_s") is not None else "")
-                          + f"; {book['repeat']} repeat(s); up to {book['concurrent_cells']} matrix cell(s) side by side",
+                          f"built {built}{took}; {book['repeat']} repeat(s); up to {book['concurrent_cells']} "
+                          "matrix cell(s) side by side",
                           "runs: " + (", ".join(f"[{r}]({r}/matrix.md)" for r in book["runs"]) or "none"),
                           f"verdicts: {counts[HOLDS]} hold, {counts[FAILS]} do not hold, {counts[UNSEEN]} not "
                           "observed here"]))
     if book.get("compared_with"):
         changed = [c for c in book["claims"] if c["changes"]]
         items = [f"**{c['id']}** ({book['chapters'].get(c['chapter'], c['chapter'])}): " + "; ".join(c["changes"])
-                 for c in changed] + [f"**{r}**: in the previous book, not in this one" for r in book.get("removed", [])]
+                 for c in changed]
+        items += [f"**{r}**: in the previous book, not in this one" for r in book.get("removed", [])]
         blocks.append(("box", f"Changes since {book['compared_with']}",
                        items or ["no claim changed: every verdict, matched line, version and fact is as before, "
                                  "every timing inside its previous spread"]))
@@ -305,7 +308,8 @@ def index_blocks(book: dict) -> list[tuple]:
 
 
 def snippet(claim: dict, book: dict) -> str:
-    head = (f"<!-- kubelab evidence book: claim {claim['id']} ({Path(book['claims_files'][0]).name if book['claims_files'] else 'claims'}); "
+    source = Path(book["claims_files"][0]).name if book["claims_files"] else "claims"
+    head = (f"<!-- kubelab evidence book: claim {claim['id']} ({source}); "
             "written by `invoke evidence`: change the claims file or the scenarios, not this -->")
     return head + "\n\n" + markdown(claim_blocks(claim, book["repeat"]))
 
