@@ -20,8 +20,9 @@ from ..lab import MAX_MACHINE_NAME, NAME_RE
 from ..params import Param
 from ..probes import PROBES
 from ..paths import project_root
-from ..model import (API_VERSION, CLUSTER, FAULT_PHASES, INSTALL_TRACKS, KIND, NOT_SET, ROLE_SELECTORS, ROLES, Check,
-                     Count, EvidenceDef, FactDef, FaultDef, InstallDef, LabDef, MachineDef, ProbeRef, Scenario, StepDef)
+from ..model import (API_VERSION, CLUSTER, DEFAULT_POD_CIDR, DEFAULT_SERVICE_CIDR, FAULT_PHASES, INSTALL_TRACKS, KIND,
+                     NOT_SET, ROLE_SELECTORS, ROLES, Check, Count, EvidenceDef, FactDef, FaultDef, InstallDef, LabDef,
+                     MachineDef, ProbeRef, Scenario, StepDef)
 from .yamlsrc import Source, format_path, read
 
 VAR_RE = re.compile(r"\{\{\s*vars\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
@@ -513,7 +514,7 @@ def _install(c: _Checker, raw, path, lab: LabDef | None) -> InstallDef:
     except HarnessError as exc:
         c.bad(path + ("kubernetes",), f"found {_show(m.get('kubernetes'))}; {str(exc).split(': ', 1)[-1]}")
     cidrs = {}
-    for key, default in (("pod_cidr", "10.244.0.0/16"), ("service_cidr", "10.96.0.0/12")):
+    for key, default in (("pod_cidr", DEFAULT_POD_CIDR), ("service_cidr", DEFAULT_SERVICE_CIDR)):
         cidrs[key] = str(m.get(key, default))
         if not _is_cidr(cidrs[key]):
             c.bad(path + (key,), f"found {_show(m.get(key))}; allowed: an IPv4 network like {default}")

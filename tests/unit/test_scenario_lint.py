@@ -7,6 +7,8 @@ A missing key is reported at the first line of the mapping that lacks it.
 """
 
 import os
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -16,7 +18,7 @@ from harness.faults import FAULTS
 from harness.paths import project_root
 from harness.probes import PROBES
 from harness.errors import ScenarioError
-from harness.scenario.load import load
+from harness.scenario.load import all_files, load, load_into
 
 FAULT_KINDS = ", ".join(FAULTS)
 PROBE_KINDS = ", ".join(PROBES)
@@ -963,14 +965,43 @@ def test_importing_file_wins_over_imported_values(tmp_path):
     assert [m.name for m in scenario.lab.machines] == ["node1"]
 
 
-@pytest.mark.parametrize("path", sorted((project_root() / "scenarios").glob("*.yaml")), ids=lambda p: p.stem)
-def test_shipped_scenarios_load_without_problems(path):
-    scenario = load(path)
-    assert scenario.name == path.stem
+@pytest.mark.parametrize("path", all_files(), ids=lambda p: p.stem)
+def test_every_shipped_scenario_lints_clean(path):
+    """Each file under scenarios/, found as `invoke scenario.lint` finds it: no problem, no warning."""
+    problems = []
+    scenario = load_into(path, problems)
+    assert problems == [] and scenario.name == path.stem
+    assert scenario.warnings == ()
 
 
-def test_shipped_scenarios_exist():
-    assert sorted((project_root() / "scenarios").glob("*.yaml")), "no scenarios/*.yaml found"
+def test_scenario_lint_checks_every_file_under_scenarios():
+    files = all_files()
+    assert files and files == sorted((project_root() / "scenarios").glob("*.yaml"))
+    out = subprocess.run([str(Path(sys.executable).with_name("invoke")), "scenario.lint"], cwd=project_root(),
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert f"{len(files)} scenario file(s) valid" in out.stdout
+
+
+def test_a_kubeadm_scenario_that_names_no_release_or_ranges_gets_the_one_default_of_each(tmp_path):
+    from harness.artifacts.versions import DEFAULT_KUBERNETES
+    from harness.model import DEFAULT_POD_CIDR, DEFAULT_SERVICE_CIDR
+    from harness.provisioners.kubeadm import cluster_spec
+
+    assert lint(tmp_path, """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: plain
+        summary: A cluster with every default.
+        install: {track: kubeadm}
+        lab: {suite: sid, machines: [{name: cp1, role: control-plane}]}
+        """, file="plain.yaml") == []
+    install = load(tmp_path / "plain.yaml").install
+    assert (install.kubernetes, install.pod_cidr, install.service_cidr) == \
+        (DEFAULT_KUBERNETES, DEFAULT_POD_CIDR, DEFAULT_SERVICE_CIDR)
+    spec = cluster_spec(install)
+    assert (spec.kubernetes, spec.pod_cidr, spec.service_cidr) == \
+        (f"v{DEFAULT_KUBERNETES}", DEFAULT_POD_CIDR, DEFAULT_SERVICE_CIDR)
 
 
 def test_whole_value_variable_keeps_its_type(tmp_path):
