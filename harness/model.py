@@ -215,6 +215,9 @@ class Scenario:
     observe: tuple[Check, ...] = ()
     evidence: tuple[EvidenceDef, ...] = ()
     facts: tuple[FactDef, ...] = ()
+    # a cluster scenario CI's default test tier runs end to end on real guests (each costs 4-15
+    # minutes under TCG); the others run on demand, `pytest -m cluster`. Host scenarios: always
+    ci: bool = False
     warnings: tuple[str, ...] = ()  # file:line: what lint and a run print before anything is created
     source_file: str = ""
     sha256: str = ""

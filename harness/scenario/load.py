@@ -720,7 +720,8 @@ def validate(src: Source, path: Path, problems: list[str]) -> Scenario | None:
     before = len(problems)
     c = _Checker(src, problems)
     top = c.mapping(src.data, (), required=("apiVersion", "kind", "name", "summary", "lab"),
-                    optional=("claims", "install", "faults", "expect", "recover", "verify", "observe", "evidence", "facts"))
+                    optional=("claims", "install", "faults", "expect", "recover", "verify", "observe", "evidence", "facts",
+                              "ci"))
     if top is None:
         return None
     if "apiVersion" in top and top["apiVersion"] != API_VERSION:
@@ -765,11 +766,17 @@ def validate(src: Source, path: Path, problems: list[str]) -> Scenario | None:
     for i in reinstalls:
         if install.track != "kubeadm":
             c.bad(("recover", i, "reinstall"), "allowed only with the kubeadm track (`install.track: kubeadm`)")
+    ci = top.get("ci", False)
+    if not isinstance(ci, bool):
+        c.bad(("ci",), f"found {_show(ci)}; allowed: true or false")
+    elif ci and install.track == "none":
+        c.bad(("ci",), "CI runs every host scenario already; `ci` chooses among the scenarios that install "
+                       "Kubernetes (leave it out)")
     if len(problems) > before or lab is None or name is None or summary is None:
         return None
     return Scenario(name=name, summary=summary, lab=lab, install=install, claims=tuple(claims), faults=faults,
                     expect=expect, recover=recover, verify=verify, observe=observe, evidence=evidence, facts=facts,
-                    warnings=tuple(_overlap_warnings(c, lab, install, recover)),
+                    ci=ci is True, warnings=tuple(_overlap_warnings(c, lab, install, recover)),
                     source_file=str(path), sha256=hashlib.sha256(path.read_bytes()).hexdigest())
 
 
