@@ -7,6 +7,7 @@ import pytest
 
 from harness.artifacts.versions import DEFAULT_KUBERNETES
 from harness.model import PHASES
+from harness.verify import layer
 from harness.probes.facts import COMMAND as FACTS_COMMAND
 from harness.probes.facts import parse as parse_facts
 from harness.remote.result import CommandResult
@@ -189,6 +190,8 @@ def test_every_scenario_dry_runs_showing_each_fault_and_check_in_phase_order(nam
     unshown = [c.name for c in checks if not any(f"    # {c.name}: " in l or f"(skipped: {c.name} applies to " in l
                                                   for l in lines)]
     assert unshown == [], f"checks the dry-run does not show: {unshown}"
+    assert [l for l in lines if l.startswith("[verify] cluster: verify layer ")] == \
+        [f"[verify] cluster: verify layer {n}    # reads {layer(n).READS}" for n in scenario.verify_layers]
 
 
 @pytest.mark.parametrize("name", HOST_SCENARIOS)

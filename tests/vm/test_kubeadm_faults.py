@@ -12,6 +12,7 @@ A scenario whose checks depend on containerd's version runs as an `invoke matrix
 """
 
 import json
+import os
 
 import pytest
 
@@ -21,7 +22,8 @@ from harness.lab import Lab
 from harness.scenario.checks import in_ranges
 from harness.serve import lab as services
 
-from .helpers import CLUSTER_SCENARIOS, SCENARIOS, assert_matrix_left_nothing, gates_on, invoke, tier
+from .helpers import (CLUSTER_SCENARIOS, SCENARIOS, assert_matrix_left_nothing, gates_on, invoke, objects_of,
+                      remove_lab_whatever_happened, tier)
 from .test_kubeadm import RUN_TIMEOUT, observation, record_dir
 from .test_scenarios import failed_checks, run_scenario
 
@@ -42,6 +44,61 @@ def met(tmp_path, name, *args):
     return record
 
 
+def met_and_kept_for(tmp_path, name, then):
+    """The scenario kept (`--keep`), `then(tmp_path, lab)` on its cluster (no install of its
+    own), and the lab removed whatever happened."""
+    env = dict(os.environ, KUBELAB_RUNS=str(tmp_path / "runs"))
+    proc = invoke("scenario", name, "--keep", env=env)
+    out, _ = proc.communicate(timeout=RUN_TIMEOUT)
+    record = json.loads(sorted((tmp_path / "runs").glob("*/*/run.json"))[-1].read_text())
+    lab = record["lab"].get("name")
+    try:
+        assert proc.returncode == 0, f"{record['verdict']}\n{failed_checks(record)}\n{out[-4000:]}"
+        assert record["verdict"]["result"] == "met"
+        then(tmp_path, lab)
+    finally:
+        if lab:
+            remove_lab_whatever_happened(lab)
+    assert objects_of(lab) == []
+    return record
+
+
+def verify_the_kept_cluster(tmp_path, lab):
+    """issue 18's proof on a real kubeadm cluster: all seven layers with real values."""
+    env = dict(os.environ, KUBELAB_RUNS=str(tmp_path / "verify-runs"))
+    proc = invoke("verify", "--lab", lab, env=env)
+    out, _ = proc.communicate(timeout=1800)
+    [path] = (tmp_path / "verify-runs" / "verify").glob("*/run.json")
+    record = json.loads(path.read_text())
+    print(out)  # the table, in the test's log
+    assert proc.returncode == 0, f"{record['verdict']}\n{out[-6000:]}"
+    found = {o["check"]: o for o in record["observations"]}
+    layers = {o["layer"] for o in record["observations"]}
+    assert layers == {"nodes", "etcd", "certificates", "dns", "records", "kube-system", "workload"}
+    # stacked etcd, found as a static pod, answering over TLS with the API server's client certificate
+    assert found["etcd: etcd runs as"]["value"] == "static pod (etcd-cp1 on cp1)"
+    assert found["etcd: host unit"]["verdict"] == "not applicable"
+    assert found["etcd: health https://127.0.0.1:2379"]["met"] is True
+    # kubeadm made etcd's certificates too: they are in the table, and in kubeadm's own listing
+    assert found["certificates: cp1:/etc/kubernetes/pki/etcd/server.crt"]["value"].endswith("listed by kubeadm")
+    assert "signed by /etc/kubernetes/pki/etcd/ca.crt" in found["certificates: cp1:/etc/kubernetes/pki/etcd/server.crt"]["value"]
+    assert found["certificates: cp1: first to expire"]["value"]
+    # one DNS tier: the kubelet and the pods name CoreDNS's Service, which answers
+    assert found["dns: node-local DNS cache"]["verdict"] == "not applicable"
+    assert found["dns: pods ask"]["value"].endswith("CoreDNS Service")
+    assert found["dns: pods ask what the kubelet's clusterDNS names"]["met"] is True
+    assert found["nodes: cp1 (control plane) takes plain pods"]["value"] == \
+        "no: taint node-role.kubernetes.io/control-plane:NoSchedule"
+    assert found["kube-system: the layout's workloads are all there"]["met"] is True
+    assert found["workload: the Service answers from both pods"]["met"] is True
+    assert found["records: cp1:/root/kubeadm-config.yaml"]["value"].startswith(tuple("123456789"))
+    assert {p["name"]: p["status"] for p in record["phases"]} == {"prepare": "ok", "verify": "ok", "teardown": "ok"}
+
+
+# A scenario whose cluster is kept for a further test after its own run: name -> then(tmp_path, lab)
+KEPT_FOR = {"flannel-no-brnetfilter": verify_the_kept_cluster}
+
+
 # -- one run each --------------------------------------------------------------------------
 # What a scenario's run shows beyond every check met: name -> check(record, run folder, kit).
 SHOWS = {}
@@ -54,10 +111,10 @@ def shows(name):
     return register
 
 
-def assert_the_whole_track_ran(record, run_dir):
+def assert_the_whole_track_ran(record, run_dir, teardown="ok"):
     assert {p["name"]: p["status"] for p in record["phases"]} == {
         "prepare": "ok", "arm": "ok", "armed-check": "ok", "install": "ok", "expect": "ok",
-        "recover": "ok", "verify": "ok", "collect": "ok", "teardown": "ok"}
+        "recover": "ok", "verify": "ok", "collect": "ok", "teardown": teardown}
     init = next(s for s in record["steps"] if s["name"] == "kubeadm init")
     log = (run_dir / init["log"]).read_text()
     assert "Your Kubernetes control-plane has initialized successfully!" in log
@@ -76,7 +133,13 @@ def _baseline(record, run_dir, kit):
 
 @shows("flannel-no-brnetfilter")
 def _flannel(record, run_dir, kit):
-    assert_the_whole_track_ran(record, run_dir)  # kubeadm-baseline's own run is under -m cluster
+    # kubeadm-baseline's own run is under -m cluster; kept for `invoke verify --lab` (KEPT_FOR)
+    assert_the_whole_track_ran(record, run_dir, teardown="skipped")
+    # `verify: [{layers: all}]`: every layer ran inside the scenario, after its own checks, and held
+    layered = [o for o in record["observations"] if o.get("layer")]
+    assert {o["layer"] for o in layered} == {"nodes", "etcd", "certificates", "dns", "records", "kube-system",
+                                             "workload"}
+    assert not [o["check"] for o in layered if o["met"] is False]
     log = observation(record, "flanneld-fails-its-br-netfilter-check")
     assert "Failed to check br_netfilter: stat /proc/sys/net/bridge/bridge-nf-call-iptables" in log["matched"]
     assert observation(record, "dns-fails-while-nodes-are-ready")["met"]  # S1: Ready proved nothing
@@ -143,7 +206,7 @@ def _course(record, run_dir, kit):
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=tier(n)) for n in ONE_RUN])
 def test_scenario_meets_its_expectations(name, tmp_path, libvirt_backend, kit):
-    record = met(tmp_path, name)
+    record = met_and_kept_for(tmp_path, name, KEPT_FOR[name]) if name in KEPT_FOR else met(tmp_path, name)
     if name in SHOWS:
         SHOWS[name](record, record_dir(tmp_path), kit)
 
@@ -203,7 +266,7 @@ def _cgroup_side_by_side(out, matrix, results, records, kubernetes):
 
 # What a matrix across the containerd lines shows beyond every cell met, by scenario
 SHOWS_ACROSS = {CGROUP: _cgroup_side_by_side}
-assert set(SHOWS) | set(SHOWS_ACROSS) <= set(CLUSTER_SCENARIOS), "assertions for a scenario that is gone"
+assert set(SHOWS) | set(SHOWS_ACROSS) | set(KEPT_FOR) <= set(CLUSTER_SCENARIOS), "tests of a scenario that is gone"
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=tier(n)) for n in ACROSS_CONTAINERD])
