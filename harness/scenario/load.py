@@ -20,8 +20,9 @@ from ..lab import MAX_MACHINE_NAME, NAME_RE
 from ..params import Param
 from ..probes import PROBES
 from ..paths import project_root
-from ..model import (API_VERSION, CLUSTER, FAULT_PHASES, INSTALL_TRACKS, KIND, NOT_SET, ROLE_SELECTORS, ROLES, Check,
-                     Count, EvidenceDef, FactDef, FaultDef, InstallDef, LabDef, MachineDef, ProbeRef, Scenario, StepDef)
+from ..model import (API_VERSION, CLUSTER, DEFAULT_POD_CIDR, DEFAULT_SERVICE_CIDR, FAULT_PHASES, INSTALL_TRACKS, KIND,
+                     NOT_SET, ROLE_SELECTORS, ROLES, Check, Count, EvidenceDef, FactDef, FaultDef, InstallDef, LabDef,
+                     MachineDef, ProbeRef, Scenario, StepDef)
 from .yamlsrc import Source, format_path, read
 
 VAR_RE = re.compile(r"\{\{\s*vars\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
@@ -531,7 +532,7 @@ def _install(c: _Checker, raw, path, lab: LabDef | None) -> InstallDef:
     except HarnessError as exc:
         c.bad(path + ("kubernetes",), f"found {_show(m.get('kubernetes'))}; {str(exc).split(': ', 1)[-1]}")
     cidrs = {}
-    for key, default in (("pod_cidr", "10.244.0.0/16"), ("service_cidr", "10.96.0.0/12")):
+    for key, default in (("pod_cidr", DEFAULT_POD_CIDR), ("service_cidr", DEFAULT_SERVICE_CIDR)):
         cidrs[key] = str(m.get(key, default))
         if not _is_cidr(cidrs[key]):
             c.bad(path + (key,), f"found {_show(m.get(key))}; allowed: an IPv4 network like {default}")
@@ -733,6 +734,40 @@ def _facts(c: _Checker, raw, path, checks: set[str]) -> tuple[FactDef, ...]:
     return tuple(out)
 
 
+def _verify(c: _Checker, raw, install: InstallDef) -> tuple[tuple[Check, ...], tuple[str, ...]]:
+    """The verify section: checks, and `{layers: all}` (or a list of layers) entries that run
+    harness/verify's layers against the cluster after the checks."""
+    from .. import verify as layers_of
+
+    items = c.listing(raw, ("verify",))
+    layers: list[str] = []
+    checks = []
+    for i, item in enumerate(items):
+        if not (isinstance(item, dict) and "layers" in item):
+            checks.append((i, item))
+            continue
+        m = c.mapping(item, ("verify", i), required=("layers",))
+        if m is None:
+            continue
+        try:
+            layers += [n for n in layers_of.chosen(m["layers"]) if n not in layers]
+        except ValueError as exc:
+            c.bad(("verify", i, "layers"), str(exc))
+        if install.track == "none":
+            c.bad(("verify", i, "layers"), "the layers check a Kubernetes cluster; this scenario installs none "
+                                           "(`install.track: none`)")
+    out, seen = [], set()
+    for i, item in checks:
+        chk = _check(c, item, ("verify", i), "verify")
+        if chk is None:
+            continue
+        if chk.name in seen:
+            c.bad(("verify", i, "name"), f"duplicate check name `{chk.name}` in verify")
+        seen.add(chk.name)
+        out.append(chk)
+    return tuple(out), tuple(n for n in layers_of.LAYERS if n in layers)
+
+
 def validate(src: Source, path: Path, problems: list[str], claim_ids: set | None = None,
              claim_files: str = "") -> Scenario | None:
     """claim_ids: the ids the claims files define (lint); None leaves checks' `claims:` ids unchecked."""
@@ -740,7 +775,8 @@ def validate(src: Source, path: Path, problems: list[str], claim_ids: set | None
     c = _Checker(src, problems)
     c.claim_ids, c.claim_files = claim_ids, claim_files
     top = c.mapping(src.data, (), required=("apiVersion", "kind", "name", "summary", "lab"),
-                    optional=("install", "faults", "expect", "recover", "verify", "observe", "evidence", "facts"),
+                    optional=("install", "faults", "expect", "recover", "verify", "observe", "evidence", "facts",
+                              "ci"),
                     hints={"claims": "a claim id goes on the checks that prove it (`claims: [K8]` on an expect, "
                                      "verify or observe check); the scenario's list is derived from them"})
     if top is None:
@@ -758,7 +794,7 @@ def validate(src: Source, path: Path, problems: list[str], claim_ids: set | None
     faults = _faults(c, top.get("faults"), ("faults",))
     expect = _checks(c, top.get("expect"), ("expect",), "expect")
     recover = _steps(c, top.get("recover"), ("recover",))
-    verify = _checks(c, top.get("verify"), ("verify",), "verify")
+    verify, verify_layers = _verify(c, top.get("verify"), install)
     observe = _checks(c, top.get("observe"), ("observe",), "observe")
     evidence = _evidence(c, top.get("evidence"), ("evidence",))
     facts = _facts(c, top.get("facts"), ("facts",), {x.name for x in expect + verify + observe})
@@ -783,11 +819,18 @@ def validate(src: Source, path: Path, problems: list[str], claim_ids: set | None
     for i in reinstalls:
         if install.track != "kubeadm":
             c.bad(("recover", i, "reinstall"), "allowed only with the kubeadm track (`install.track: kubeadm`)")
+    ci = top.get("ci", False)
+    if not isinstance(ci, bool):
+        c.bad(("ci",), f"found {_show(ci)}; allowed: true or false")
+    elif ci and install.track == "none":
+        c.bad(("ci",), "CI runs every host scenario already; `ci` chooses among the scenarios that install "
+                       "Kubernetes (leave it out)")
     if len(problems) > before or lab is None or name is None or summary is None:
         return None
     claims = tuple(dict.fromkeys(claim for chk in expect + verify + observe for claim in chk.claims))
     return Scenario(name=name, summary=summary, lab=lab, install=install, claims=claims, faults=faults,
-                    expect=expect, recover=recover, verify=verify, observe=observe, evidence=evidence, facts=facts,
+                    expect=expect, recover=recover, verify=verify, verify_layers=verify_layers, observe=observe,
+                    evidence=evidence, facts=facts, ci=ci is True,
                     warnings=tuple(_overlap_warnings(c, lab, install, recover)),
                     source_file=str(path), sha256=hashlib.sha256(path.read_bytes()).hexdigest())
 
