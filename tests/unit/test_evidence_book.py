@@ -248,7 +248,7 @@ def test_scenario_level_claims_are_refused_with_where_they_go_now(course):
     load_into(path, problems)
     assert [p.replace(f"{course}/", "") for p in problems] == [
         "scenarios/br-netfilter-missing.yaml:4: claims: unknown key `claims`; allowed: apiVersion, kind, name, "
-        "summary, lab, install, faults, expect, recover, verify, observe, evidence, facts (a claim id goes on the "
+        "summary, lab, install, faults, expect, recover, verify, observe, evidence, facts, ci (a claim id goes on the "
         "checks that prove it (`claims: [K8]` on an expect, verify or observe check); the scenario's list is "
         "derived from them)"]
 
