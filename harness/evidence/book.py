@@ -74,7 +74,7 @@ def _shown(o: dict) -> str:
         return "(no line matched)"
     value = o.get("value")
     if isinstance(value, str):
-        return value
+        return value or '""'  # an empty value read, shown as such
     return json.dumps(value, sort_keys=True)
 
 
