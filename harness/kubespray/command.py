@@ -15,6 +15,10 @@ The environment:
   (gather only hosts without cached facts); lab machines reuse names such as
   `cp1`, so another lab's facts would be taken as this one's. Each run gets
   its own cache folder.
+- ANSIBLE_SSH_CONTROL_PATH_DIR: kubespray's ssh_args keep each SSH master
+  connection for 30 minutes after use (`ControlPersist=30m`); with the
+  sockets in the run's own folder, the step can close them when the play
+  ends (`ssh -O exit`), so no ssh process outlives the run.
 - PATH and VIRTUAL_ENV: the venv first, as if it were activated (kubespray's
   roles_path mentions $VIRTUAL_ENV).
 
@@ -56,7 +60,7 @@ class PlaybookCommand:
 
 
 def playbook_command(*, venv_bin: Path, checkout: Path, inventory: Path, vars_file: Path,
-                     checksums_file: Path, known_hosts: Path, fact_cache: Path,
+                     checksums_file: Path, known_hosts: Path, fact_cache: Path, control_dir: Path,
                      playbook: str = "cluster.yml", become: bool = False,
                      tags: tuple[str, ...] = (), skip_tags: tuple[str, ...] = ()) -> PlaybookCommand:
     """The command for `playbook` of the checkout against the lab in `inventory`."""
@@ -73,6 +77,7 @@ def playbook_command(*, venv_bin: Path, checkout: Path, inventory: Path, vars_fi
     env = {
         "ANSIBLE_CONFIG": str(ansible_cfg),
         "ANSIBLE_CACHE_PLUGIN_CONNECTION": str(fact_cache),
+        "ANSIBLE_SSH_CONTROL_PATH_DIR": str(control_dir),
         "VIRTUAL_ENV": str(venv_bin.parent),
         **ssh_environment(ansible_cfg.read_text(), known_hosts),
     }

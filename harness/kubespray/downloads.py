@@ -177,7 +177,7 @@ class _Fields:
         if key not in self.entry:
             return default
         try:
-            value = self.scope.render(self.entry[key], f"downloads.{self.name}.{key}")
+            value = self.scope.render(self.entry[key])
         except TemplateError as exc:
             raise UsageError(f"kubespray {self.label}, {DOWNLOAD_FILE}: downloads.{self.name}.{key}: {exc}") from exc
         return value.strip() if isinstance(value, str) and not isinstance(value, Checksum) else value

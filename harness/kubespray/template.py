@@ -157,9 +157,6 @@ class Scope:
     _cache: dict = field(default_factory=dict)
     _busy: set = field(default_factory=set)
 
-    def defined(self, name: str) -> bool:
-        return any(name in layer for layer in self.layers)
-
     def raw(self, name: str):
         for layer in reversed(self.layers):
             if name in layer:
@@ -176,7 +173,7 @@ class Scope:
             raise TemplateError(f"`{name}` refers to itself")
         self._busy.add(name)
         try:
-            result = self.render(value, name)
+            result = self.render(value)
         except TemplateError as exc:
             if str(exc).startswith("in `"):
                 raise
@@ -186,14 +183,14 @@ class Scope:
         self._cache[name] = result
         return result
 
-    def render(self, value, name: str = "?"):
+    def render(self, value):
         """A string's templates evaluated (a lone `{{ expr }}` keeps its type); containers recursively."""
         if isinstance(value, (Table, Row)):
             return value
         if isinstance(value, dict):
-            return {k: self.render(v, name) for k, v in value.items()}
+            return {k: self.render(v) for k, v in value.items()}
         if isinstance(value, list):
-            return [self.render(v, name) for v in value]
+            return [self.render(v) for v in value]
         if not isinstance(value, str) or ("{{" not in value and "{%" not in value):
             return value
         if "{%" in value:

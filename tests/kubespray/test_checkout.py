@@ -116,7 +116,8 @@ def test_ansible_inventory_reads_the_generated_inventory(ks, made_venv, tmp_path
     (tmp_path / "known_hosts").write_text(inventory.known_hosts(hosts, lambda n: f"ssh-ed25519 AAAA{n}"))
     cmd = playbook_command(venv_bin=made_venv.path / "bin", checkout=ks.path, inventory=inv,
                            vars_file=tmp_path / "vars.yml", checksums_file=tmp_path / "checksums.yml",
-                           known_hosts=tmp_path / "known_hosts", fact_cache=tmp_path / "facts")
+                           known_hosts=tmp_path / "known_hosts", fact_cache=tmp_path / "facts",
+                           control_dir=tmp_path / "cp")
     out = subprocess.run([str(made_venv.bin("ansible-inventory")), "-i", str(inv), "--list"], cwd=ks.path,
                          env=cmd.environment(), capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr

@@ -14,7 +14,7 @@ def command(tmp_path, **kw):
     return root, run, playbook_command(
         venv_bin=Path("/cache/kubespray-venv/abc/bin"), checkout=root, inventory=run / "inventory.yml",
         vars_file=run / "vars.yml", checksums_file=run / "checksums.yml", known_hosts=run / "known_hosts",
-        fact_cache=run / "facts", **kw)
+        fact_cache=run / "facts", control_dir=run / "cp", **kw)
 
 
 def test_argv_runs_the_venvs_ansible_playbook_with_inventory_vars_and_checksums(tmp_path):
@@ -36,6 +36,7 @@ def test_environment_pins_config_host_keys_fact_cache_and_venv(tmp_path):
     assert cmd.env["ANSIBLE_HOST_KEY_CHECKING"] == "True"
     assert cmd.env["ANSIBLE_SSH_ARGS"].startswith(f"-o UserKnownHostsFile={run}/known_hosts -o StrictHostKeyChecking=yes")
     assert cmd.env["ANSIBLE_CACHE_PLUGIN_CONNECTION"] == f"{run}/facts"
+    assert cmd.env["ANSIBLE_SSH_CONTROL_PATH_DIR"] == f"{run}/cp"
     assert cmd.env["VIRTUAL_ENV"] == "/cache/kubespray-venv/abc"
     full = cmd.environment({"PATH": "/usr/bin", "HOME": "/root"})
     assert full["PATH"] == "/cache/kubespray-venv/abc/bin:/usr/bin" and full["HOME"] == "/root"
