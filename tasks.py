@@ -18,7 +18,7 @@ from invoke import Collection, Exit, task
 
 from harness import host, lifecycle, signals
 from harness.cli_options import (Choice, CommaList, ExistingFile, Flag, Glob, Integer, Positive, Several, Text,
-                                 WritableFile, WritableFolder, checked)
+                                 WritableFile, WritableFolder, checked, writable_folder_problem)
 from harness.cli_values import (CONTAINERD, KUBERNETES, LAB, MACHINE, MATRIX_RECORD, NEW_LAB, RUN_FOLDER, SCENARIO,
                                 SUITE)
 from harness.errors import HarnessError, UsageError
@@ -362,6 +362,9 @@ def matrix_run(c, scenario, kubernetes=None, suite="sid", out=None, deadline=Non
     found = _matrix_axes(scenario, kubernetes, suite, containerd)
     previous = report.load(compare) if compare else None
     folder = out or paths.project_root() / "runs" / "matrix" / time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    problem = "" if out else writable_folder_problem(folder)  # --out was checked with the options
+    if problem:
+        raise UsageError(f"the matrix folder {folder}: {problem}; give --out a folder this user can write")
     opts = run.Options(out=folder, deadline_min=deadline, max_vcpus=max_vcpus or 2 * (os.cpu_count() or 1),
                        memory_budget_mib=schedule.budget(host.meminfo()["MemTotal"] >> 20),
                        resume=resume, run_unsupported=unsupported, fanout=not no_fanout)

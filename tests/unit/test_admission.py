@@ -56,3 +56,21 @@ def test_a_run_of_a_scenario_wider_than_the_host_ends_with_exit_2_and_creates_no
     result = Engine(load(path), Options(runs_root=tmp_path / "runs"), BackendLabs()).run()
     assert (result.exit_code, result.result) == (2, "error")
     assert "machine node1 asks for 8 vCPUs and the host has 2 core(s), 6 short" in result.reason
+
+
+def test_the_matrix_plan_names_a_cell_whose_machine_is_wider_than_the_host(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    from harness.matrix import run
+    from harness.matrix.cells import make_cells
+
+    path = tmp_path / "wide.yaml"
+    path.write_text(WIDE)
+    scenarios = {"wide": load(path)}
+    cells = make_cells(scenarios, ("1.36.3",), ("bookworm",))
+    opts = run.Options(out=Path("/nonexistent"), memory_budget_mib=20000)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    assert ("    a machine asks for 8 vCPUs and this host has 2 core(s): its runs are refused when they start "
+            "(INFRA)") in run.plan_lines(cells, scenarios, opts)
+    monkeypatch.setattr(os, "cpu_count", lambda: 8)
+    assert not any("vCPUs and this host" in line for line in run.plan_lines(cells, scenarios, opts))
