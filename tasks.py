@@ -20,7 +20,7 @@ from harness import host, lifecycle, signals
 from harness.cli_options import (Choice, CommaList, ExistingFile, Flag, Glob, Integer, Positive, Several, Text,
                                  WritableFile, WritableFolder, checked, writable_folder_problem)
 from harness.cli_values import (CONTAINERD, KUBERNETES, LAB, MACHINE, MATRIX_RECORD, NEW_LAB, RUN_FOLDER, SCENARIO,
-                                SUITE)
+                                SSH_TARGETS, SUITE, VERIFY_LAYERS)
 from harness.errors import HarnessError, UsageError
 from harness.images.recipe import DEFAULT_SUITE, SUITES
 from harness.lab import Lab
@@ -433,6 +433,8 @@ ns.add_collection(Collection("matrix", run=matrix_run, export=matrix_export, mer
     "dry_run": "print what each layer would read, reach nothing",
 })
 @harness_errors
+@checked(lab=LAB, kubeconfig=ExistingFile(), ssh=SSH_TARGETS, identity=ExistingFile(), known_hosts=ExistingFile(),
+         layers=VERIFY_LAYERS, image=Text(), dry_run=Flag())
 def verify(c, lab=None, kubeconfig=None, ssh=None, identity=None, known_hosts=None, layers="all", image=None,
            dry_run=False):
     """Check a running cluster layer by layer, whatever installed it. Exit 0/1/2."""
@@ -443,18 +445,13 @@ def verify(c, lab=None, kubeconfig=None, ssh=None, identity=None, known_hosts=No
     from harness.verify.access import TOOLBOX
     from harness.verify.session import lab_connector, ssh_connector, verify as run_verify
 
-    try:
-        chosen = layers_of.chosen(layers)
-    except ValueError as exc:
-        raise UsageError(f"--layers: {exc}") from None
+    chosen = layers  # in run order (cli_values.verify_layers)
     if bool(lab) == bool(kubeconfig):
         raise UsageError("give either --lab LAB or --kubeconfig FILE --ssh USER@HOST,... --known-hosts FILE")
     if lab and (ssh or identity or known_hosts):
         raise UsageError("--ssh, --identity and --known-hosts go with --kubeconfig; a lab brings its own keys")
     if kubeconfig and not ssh:
         raise UsageError("--kubeconfig needs --ssh USER@HOST,...: the layers read files on the nodes too")
-    if kubeconfig and not Path(kubeconfig).is_file():
-        raise UsageError(f"--kubeconfig {kubeconfig}: no such file")
     if dry_run:
         for name in chosen:
             print(f"[verify] {name}: {layers_of.layer(name).READS}")

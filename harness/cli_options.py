@@ -49,7 +49,7 @@ class Kind:
             text = one_line(str(exc))
             if not text.startswith(flag(option)):
                 text = f"{flag(option)} {raw!r}: {text}"
-            raise UsageError(f"{text}; allowed: {self.allowed}") from None
+            raise UsageError(text if "allowed: " in text else f"{text}; allowed: {self.allowed}") from None
 
 
 def flag(option: str) -> str:

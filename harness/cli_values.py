@@ -73,6 +73,24 @@ def _run_folder(text: str) -> Path:
     return Path(text)
 
 
+def ssh_targets(text: str) -> str:
+    """`root@10.0.0.5,root@10.0.0.6:2222`, as given, if every item is USER@HOST[:PORT]."""
+    from .verify.access import parse_ssh_targets
+
+    parse_ssh_targets(text)
+    return text
+
+
+def verify_layers(text: str) -> tuple[str, ...]:
+    """`all` or layer names, comma-separated -> the layers in run order."""
+    from . import verify
+
+    try:
+        return verify.chosen(text)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
 KUBERNETES = Called(kubernetes_release, "a Kubernetes release kubelab builds, like 1.36.3 (1.34-1.37)",
                     ("abc", "1.36", "1.20.0"), _default_kubernetes_sample)
 CONTAINERD = Called(containerd_release, "a containerd release kubelab builds from source, like 2.2.9 (2.2-2.4)",
@@ -87,3 +105,5 @@ MATRIX_RECORD = Called(_matrix_record, "a matrix.json written by `invoke matrix`
                        ("/nonexistent-kubelab/matrix.json", "/dev/null"))
 RUN_FOLDER = Called(_run_folder, "a run folder (runs/<scenario>/<timestamp>) holding its run.json",
                     ("/nonexistent-kubelab/run", "/dev/null"))
+SSH_TARGETS = Called(ssh_targets, "USER@HOST[:PORT], comma-separated", ("no-at-sign", ","))
+VERIFY_LAYERS = Called(verify_layers, "all, or layer names, comma-separated", ("no-such-layer", ","), "all")
