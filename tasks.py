@@ -51,6 +51,31 @@ def harness_errors(fn):
     return wrapper
 
 
+def parse_errors_exit_2() -> None:
+    """invoke ends its own parse errors (an unknown option or task, a missing argument, a value
+    given to a flag) with exit 1, which here means "not met". It loads this file before it
+    parses the tasks' arguments (invoke/program.py, Program.run: parse_collection, then
+    parse_tasks), so the running program's parse_tasks is wrapped to make them exit 2."""
+    from invoke.exceptions import ParseError
+    from invoke.main import program
+
+    parse_tasks = program.parse_tasks
+    if getattr(parse_tasks, "exits_2", False):
+        return
+
+    def parse_tasks_exit_2():
+        try:
+            parse_tasks()
+        except ParseError as exc:
+            raise Exit(f"kubelab: {exc}", code=2) from None
+
+    parse_tasks_exit_2.exits_2 = True
+    program.parse_tasks = parse_tasks_exit_2
+
+
+parse_errors_exit_2()
+
+
 # -- host --------------------------------------------------------------------
 @task(help={"fix": "start virtlogd/libvirtd and fix /dev/kvm access where possible"})
 @harness_errors

@@ -187,3 +187,16 @@ def test_an_unwritable_runs_folder_is_refused_before_the_run(tmp_path):
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr.strip().splitlines() == [done.stderr.strip()]
     assert done.stderr.startswith("kubelab: KUBELAB_RUNS /proc/kubelab-runs: ")
+
+
+@pytest.mark.parametrize("argv,said", [
+    (["report"], "'report' did not receive required positional arguments: 'run_dir'"),
+    (["matrix.run", "--scenario", "br-netfilter-missing", "--dry-run", "--deadline"], "needed value"),
+    (["lab.up", "--no-such-option", "1"], "No idea what '--no-such-option' is!"),
+    (["no-such-task"], "No idea what 'no-such-task' is!"),
+])
+def test_invokes_own_parse_errors_exit_2_not_1(tmp_path, argv, said):
+    done = subprocess.run([sys.executable, "-m", "invoke", "-r", str(ROOT), *argv], env=harmless_env(tmp_path),
+                          capture_output=True, text=True, timeout=TIMEOUT_S)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.startswith("kubelab: ") and said in done.stderr and done.stderr.count("\n") == 1
