@@ -1,6 +1,6 @@
 """`scenario.lint`: every problem of every file at once (file, line and field each), and the
 warnings. Whether a file is valid depends on the file alone, never on this host: what the
-host can run is asked when a run starts (lifecycle.check_capacity)."""
+host can run is asked when a run starts (capacity.check_capacity)."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from harness import lifecycle
+from harness import capacity, lifecycle
 from harness.errors import UsageError
 from harness.lab import MachineSpec
 from harness.scenario.engine import Engine, Options
@@ -34,14 +34,14 @@ expect:
 def test_a_machine_wider_than_the_host_is_refused_with_the_shortfall():
     machines = [MachineSpec("node1", "node", 8, 1024), MachineSpec("node2", "node", 2, 1024)]
     with pytest.raises(UsageError) as info:
-        lifecycle.check_capacity(machines, available_mib=1 << 20, host_cores=2)
+        capacity.check_capacity(machines, available_mib=1 << 20, host_cores=2)
     assert str(info.value) == ("this host cannot run the lab: machine node1 asks for 8 vCPUs and the host has "
                                "2 core(s), 6 short")
 
 
 def test_machines_within_the_hosts_cores_and_memory_are_admitted():
     machines = [MachineSpec("node1", "node", 2, 1024), MachineSpec("node2", "node", 2, 1024)]
-    lifecycle.check_capacity(machines, available_mib=1 << 20, host_cores=2)  # each fits; none is wider
+    capacity.check_capacity(machines, available_mib=1 << 20, host_cores=2)  # each fits; none is wider
 
 
 def test_a_run_of_a_scenario_wider_than_the_host_ends_with_exit_2_and_creates_nothing(tmp_path, monkeypatch):
