@@ -209,18 +209,6 @@ class ExistingFile(Kind):
         return path
 
 
-class ExistingFolder(Kind):
-    allowed = "an existing folder"
-    refused = ("/nonexistent-kubelab/folder", "/dev/null")
-    sample = "."
-
-    def convert(self, raw):
-        path = Path(raw)
-        if not path.is_dir():
-            raise Refused("not a folder" if path.exists() else "no such folder")
-        return path
-
-
 class WritableFolder(Kind):
     """A folder kubelab can write into: it exists and is writable, or it can be made."""
 
