@@ -481,6 +481,9 @@ def verify(c, lab=None, kubeconfig=None, ssh=None, identity=None, known_hosts=No
         for name in chosen:
             print(f"[verify] {name}: {layers_of.layer(name).READS}")
         return
+    from harness.evidence.record import check_runs_dir
+
+    check_runs_dir()
     if lab:
         connect = lab_connector(lab, image or TOOLBOX)
     else:
