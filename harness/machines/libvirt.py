@@ -349,7 +349,8 @@ class LibvirtBackend(MachineBackend):
                 for name in sorted(set(done) - reported):
                     progress.note(f"machine {name}: SSH answers after {done[name]:.1f}s")
                     reported.add(name)
-                progress.update(f"waiting for SSH on {len(domains) - len(done)} machine(s), {time.monotonic() - start:.0f}s")
+                waiting = ", ".join(n for n in domains if n not in done)
+                progress.update(f"waiting for SSH on {waiting}: {time.monotonic() - start:.0f}s of {timeout:g}s")
                 time.sleep(0.2)
         finally:
             cancel.set()

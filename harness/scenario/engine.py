@@ -10,10 +10,12 @@ are recorded as skipped with the reason; collect and teardown always run
 
 from __future__ import annotations
 
+import json
 import secrets
 import time
 import traceback
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -26,7 +28,7 @@ from ..probes import Context
 from ..probes import make as make_probe
 from ..probes.facts import COMMAND as FACTS_COMMAND
 from ..probes.facts import parse as parse_facts
-from ..progress import Progress
+from ..progress import Progress, one_line
 from ..remote.result import CommandResult
 from .checks import Outcome, evaluate
 from ..provisioners import kubeadm_config
@@ -236,18 +238,9 @@ class Engine:
             if not_armed and phase != "armed-check":  # a fault armed inside install did not take: stop here
                 break
             step = self._filled(step)
-            if step.action in ("run", "write"):
-                self._run_step(step)
-            elif step.action == "fetch":
-                self._fetch(step)
-            elif step.action == "reboot":
-                self._reboot(step)
-            elif step.action == "power-cycle":
-                started_wall, started = time.time(), self.clock()
-                said = self.lab.power_cycle(step.machine, step.command, step.timeout)
-                self.record.step(step.phase, step.name, step.machine, CommandResult(
-                    step.machine, step.line().split(": ", 1)[1], 0, said + "\n", "", started_wall,
-                    self.clock() - started))
+            if step.action in ("run", "write", "fetch", "reboot", "power-cycle"):
+                with self._doing(step):
+                    self._act(step)
             elif step.action == "not-applicable" and step.check is None:
                 self.record.skipped_step(phase, step.name, step.machine, step.note)
             elif step.action == "not-applicable":
@@ -258,6 +251,33 @@ class Engine:
                     not_armed.append(f"{step.name} on {step.machine}: {step.check.name} (saw {obs['value']!r})")
         if not_armed:
             raise PhaseError("fault not in effect, so nothing after this would prove anything: " + "; ".join(not_armed))
+
+    def _act(self, step: Step) -> None:
+        if step.action in ("run", "write"):
+            self._run_step(step)
+        elif step.action == "fetch":
+            self._fetch(step)
+        elif step.action == "reboot":
+            self._reboot(step)
+        elif step.action == "power-cycle":
+            started_wall, started = time.time(), self.clock()
+            said = self.lab.power_cycle(step.machine, step.command, step.timeout)
+            self.record.step(step.phase, step.name, step.machine, CommandResult(
+                step.machine, step.line().split(": ", 1)[1], 0, said + "\n", "", started_wall,
+                self.clock() - started))
+
+    @contextmanager
+    def _doing(self, step: Step):
+        """A step's progress: live while it runs (a minute's heartbeat in a log), then one line
+        with its exit code and time."""
+        what = f"{step.phase}: {step.name} on {step.machine}"
+        started, recorded = time.monotonic(), len(self.record.data["steps"])
+        with self.progress.activity(f"{what} (up to {step.timeout:g}s)"):
+            yield
+        done = self.record.data["steps"][recorded:]
+        code = done[-1]["exit_code"] if done else None
+        self.progress.note(f"{what}: {'exit ' + str(code) if code not in (0, None) else 'done'} "
+                           f"in {time.monotonic() - started:.1f}s")
 
     def _run_step(self, step: Step) -> None:
         stdin = step.content.encode() if step.action == "write" else None
@@ -338,13 +358,16 @@ class Engine:
         check = self._filled_check(step.check)
         probe = make_probe(check.probe.kind, check.probe.args)
         reader = self._cluster_client() if step.machine == CLUSTER else self.lab.remote(step.machine)
-        outcome: Outcome = evaluate(check, reader, Context(since=self.since), probe=probe,
-                                    clock=self.clock, sleep=self.sleep)
+        budget = f", up to {check.within:g}s" if check.within else ""
+        with self.progress.activity(f"{step.phase}: waiting for {check.name} on {step.machine} "
+                                    f"({check.expected() or 'a reading'}{budget})"):
+            outcome: Outcome = evaluate(check, reader, Context(since=self.since), probe=probe,
+                                        clock=self.clock, sleep=self.sleep,
+                                        on_poll=lambda n, reading: self.progress.update(
+                                            f"poll {n}, last: {one_line(reading.text)}"))
         obs = self.record.observation(step.kind, step.phase, check, step.machine, outcome, entry["started_at"],
                                       probe.describe())
-        mark = "recorded" if obs["met"] is None else ("met" if obs["met"] else "NOT met")
-        self.progress.note(f"{step.phase}: {check.name} on {step.machine}: {mark} "
-                           f"({obs['matched'][:80] or obs['value']!r})")
+        self.progress.note(observation_line(obs))
         return obs
 
     def _facts_of(self, machine: str) -> dict:
@@ -389,6 +412,17 @@ class Engine:
                     f"boot id {before} -> {now}; answered after {took:.1f}s\n", "", started_wall, took))
                 return
         raise MachineTimeout(f"{machine} did not come back from reboot within {timeout:g}s; last: {last}")
+
+
+def observation_line(obs: dict) -> str:
+    """One console line for an observation: its verdict and the first line of what decided it;
+    the full reading is in the record (run.json and the check's log)."""
+    mark = "recorded" if obs["met"] is None else ("met" if obs["met"] else "NOT met")
+    shown = obs["matched"] or obs["value"]
+    if not isinstance(shown, str):
+        shown = json.dumps(shown, sort_keys=True, default=str)
+    return (f"{obs['phase']}: {obs['check']} on {obs['machine']}: {mark}: "
+            + (one_line(shown, "in the record") or "(empty)"))
 
 
 def _safe(text: str) -> str:
