@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import paths
+from .. import paths, provenance
 from ..progress import Progress
 from . import report, schedule
 from .cells import HOST
@@ -272,7 +272,7 @@ def run(cells, scenarios: dict, opts: Options, axes: dict, progress: Progress | 
     previous = None
     if opts.resume and (opts.out / "matrix.json").exists():
         previous = report.load(opts.out / "matrix.json")
-    matrix = report.new(axes)
+    matrix = report.new(axes, commit=provenance.commit(), started_at=time.time())
     for cell in cells:
         entry = report.cell_entry(cell, runs=cell.supported or opts.run_unsupported)
         old = next((c for c in previous["cells"] if c["id"] == cell.id), None) if previous else None
@@ -327,5 +327,6 @@ def run(cells, scenarios: dict, opts: Options, axes: dict, progress: Progress | 
             with state.lock:
                 matrix["concurrent_cells"] = peak
                 matrix["wall_s"] = round(time.time() - started, 1)  # this invocation's (a resume counts its own)
+                matrix["finished_at"] = time.time()
                 report.save(matrix, opts.out)
     return matrix

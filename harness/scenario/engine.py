@@ -35,6 +35,11 @@ from ..provisioners import kubeadm_config
 from .plan import BOOT_ID, Step, cluster_facts, plan, with_release
 
 
+# what the record keeps of a machine's facts: containerd is the real version (probes/facts.py),
+# with what the binary printed and Debian's package beside it
+MACHINE_VERSIONS = ("os", "kernel", "containerd", "containerd_reported", "containerd_package", "runc", "systemd")
+
+
 @dataclass(frozen=True)
 class Options:
     suite: str | None = None
@@ -193,7 +198,7 @@ class Engine:
             result = self.lab.remote(name).run(FACTS_COMMAND, timeout=60, check=True)
             self.facts[name] = parse_facts(result)
             rec.data["machines"][name] = {"ip": self.lab.ip(name), "role": self.lab.role(name),
-                                         "versions": {k: self.facts[name][k] for k in ("os", "kernel", "containerd", "runc", "systemd")},
+                                         "versions": {k: self.facts[name][k] for k in MACHINE_VERSIONS},
                                          "pid1": self.facts[name]["pid1"], "cgroupfs": self.facts[name]["cgroupfs"]}
         rec.save()
         self.since = time.time()
@@ -334,6 +339,9 @@ class Engine:
             return
         rec = self.record
         for step in (s for s in self.steps if s.phase == "collect"):
+            if step.action == "versions":
+                self._cluster_versions(step)
+                continue
             kind, what = step.name.split(" ", 1)
             rel_name = f"evidence/{step.machine}-{kind}-{_safe(what)}.txt"
             try:
@@ -348,6 +356,35 @@ class Engine:
                 kind = "serial" if path.name.endswith("serial.log") else "domain"
                 rec.evidence(kind, "serial console" if kind == "serial" else "machine definition", machine,
                              str(path.relative_to(rec.directory)))
+
+    def _cluster_versions(self, step: Step) -> None:
+        """What the running cluster says it runs, into run.json (`cluster`); a cluster that
+        cannot be read is recorded with the reason, not guessed."""
+        from ..cluster import ClusterError
+        from ..cluster_versions import read
+
+        deadline, found = self.clock() + step.timeout, None
+        with self.progress.activity(f"collect: versions the cluster reports (up to {step.timeout:g}s)"):
+            while found is None:
+                try:
+                    versions = read(self._cluster_client(), self.scenario.install.cni)
+                    found = {"versions": versions, "read_at": time.time()}
+                except PhaseError as exc:  # no admin.conf: the install stopped before the cluster existed
+                    found = {"error": str(exc)}
+                except (ClusterError, OSError) + _api_errors() as exc:  # not answering (yet)
+                    last = f"{type(exc).__name__}: {one_line(exc)}"
+                    if self.clock() >= deadline:
+                        found = {"error": f"the API did not answer within {step.timeout:g}s: {last}"}
+                    else:
+                        self.progress.update(last)
+                        self.sleep(5.0)
+        self.record.data["cluster"] = {**found, "api": step.command}
+        self.record.save()
+        if "error" in found:
+            self.progress.note(f"collect: cluster versions not read: {one_line(found['error'])}")
+        else:
+            self.progress.note(f"collect: the cluster reports API server {versions['api_server']}, kubelet "
+                               + ", ".join(f"{v} on {n}" for n, v in versions["kubelet"].items()))
 
     def _teardown(self, entry) -> None:
         if self.lab is not None:
@@ -412,6 +449,14 @@ class Engine:
                     f"boot id {before} -> {now}; answered after {took:.1f}s\n", "", started_wall, took))
                 return
         raise MachineTimeout(f"{machine} did not come back from reboot within {timeout:g}s; last: {last}")
+
+
+def _api_errors() -> tuple:
+    """The kubernetes client's exceptions for an API that did not answer or refused."""
+    from kubernetes.client.exceptions import ApiException
+    from urllib3.exceptions import HTTPError
+
+    return (ApiException, HTTPError)
 
 
 def observation_line(obs: dict) -> str:

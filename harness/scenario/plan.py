@@ -19,13 +19,14 @@ from .checks import applies, in_ranges
 BOOT_ID = "cat /proc/sys/kernel/random/boot_id"
 REBOOT_TIMEOUT = 240.0
 POWER_CYCLE_TIMEOUT = 600.0  # the backend's own boot allowance under TCG
+CLUSTER_VERSIONS_TIMEOUT = 60.0  # an API server restarting under TCG answers within this
 
 
 @dataclass(frozen=True)
 class Step:
     phase: str
     machine: str
-    action: str  # run | write | fetch | check | reboot | power-cycle | evidence | not-applicable
+    action: str  # run | write | fetch | check | reboot | power-cycle | evidence | versions | not-applicable
     name: str
     command: str = ""  # run, write, fetch and evidence: the command; check: the probe's command; power-cycle: kernel args
     check: Check | None = None
@@ -208,6 +209,11 @@ def plan(scenario: Scenario, roles: dict[str, str], facts: dict[str, dict], cont
             steps.append(Step("verify", m, "check", named.name, make_probe(c.probe.kind, c.probe.args).command(),
                               named, "verify", note=f"{named.name}: {c.expected()}"))
     steps += _check_steps("verify", "observe", scenario.observe, machines, facts, facts_known)
+    if scenario.install.track == "kubeadm":  # the versions the cluster reports, for the record and report
+        from ..cluster_versions import API
+
+        steps.append(Step("collect", CLUSTER, "versions", "cluster versions", API, timeout=CLUSTER_VERSIONS_TIMEOUT,
+                          note="the versions the running cluster reports"))
     for ev in scenario.evidence:
         for m in targets(ev.target, machines):
             steps.append(Step("collect", m, "evidence", f"{ev.kind} {ev.what}", ev.command, timeout=60,

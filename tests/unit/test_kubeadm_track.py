@@ -7,13 +7,14 @@ import time
 import pytest
 import yaml
 
+from harness.artifacts import kit as kits
 from harness.probes.facts import COMMAND as FACTS_COMMAND
 from harness.remote.result import CommandResult
 from harness.scenario import dryrun
 from harness.scenario.engine import Engine, Options
 from harness.scenario.load import find, load
 from harness.scenario.plan import BOOT_ID
-from tests.unit.test_cluster_probes import FakeCluster, node, pod
+from tests.unit.test_cluster_probes import CONTROL_PLANE_PODS, FakeCluster, node, pod
 from tests.unit.test_dryrun import collapse
 from tests.unit.test_engine import SID_FACTS, FakeClock
 
@@ -78,7 +79,7 @@ class Labs:
 def healthy_cluster(kubeconfig):
     web = [pod("kubelab-web-a"), pod("kubelab-web-b", node_name="w1")]
     return FakeCluster(nodes=[node("cp1", "True", "10.244.0.0/24"), node("w1", "True", "10.244.1.0/24")],
-                       pods=web + [pod("kubelab-probe"), pod("kube-scheduler-cp1", owner="Node")],
+                       pods=web + [pod("kubelab-probe"), pod("kube-scheduler-cp1", owner="Node")] + CONTROL_PLANE_PODS,
                        exec_out="kubelab-web-a\nkubelab-web-b\n")
 
 
@@ -147,6 +148,36 @@ def test_flannel_gets_the_pod_cidr_and_the_lab_interface(tmp_path):
         "--ip-masq", "--kube-subnet-mgr", "--iface=eth0"]
     config = next(d for d in docs if d and d["kind"] == "ConfigMap")
     assert '"Network": "10.244.0.0/16"' in config["data"]["net-conf.json"]
+
+
+def test_the_record_has_the_versions_the_running_cluster_reports(tmp_path):
+    result, _ = run(False, tmp_path)
+    record = json.loads((result.directory / "run.json").read_text())
+    assert record["cluster"]["versions"]["api_server"] == KIT["kubernetes"]
+    assert record["cluster"]["versions"]["kubelet"] == {"cp1": KIT["kubernetes"], "w1": KIT["kubernetes"]}
+    assert record["cluster"]["versions"]["images"]["flannel"] == [kits.FLANNEL_CNI_IMAGE, kits.FLANNEL_IMAGE]
+    versions = (result.directory / "report.md").read_text().split("## Versions")[1].split("\n## ")[0]
+    assert f"| API server | {KIT['kubernetes']} | GET /version (gitVersion) |" in versions
+    assert f"| kubelet on w1 | {KIT['kubernetes']} |" in versions
+    assert "| etcd | 3.6.8-0 (registry.k8s.io/etcd:3.6.8-0) |" in versions
+
+
+class NoVersion(FakeCluster):
+    def version(self):
+        raise OSError("Connection refused")
+
+
+def test_a_cluster_that_does_not_answer_is_recorded_as_not_read(tmp_path):
+    lab, clock = TwoNodeLab(), FakeClock()
+    healthy = healthy_cluster(None)
+    result = Engine(load(find("kubeadm-baseline")), Options(runs_root=tmp_path / "runs"), Labs(lab),
+                    clock=clock, sleep=clock.sleep, kit=KIT,
+                    cluster_client=lambda kubeconfig: NoVersion(nodes=healthy._nodes, pods=healthy._pods,
+                                                                exec_out=healthy._exec)).run()
+    record = json.loads((result.directory / "run.json").read_text())
+    assert record["cluster"]["error"] == "the API did not answer within 60s: OSError: Connection refused"
+    assert result.exit_code == 0  # a reading for the report, not a check
+    assert "not read: the API did not answer within 60s" in (result.directory / "report.md").read_text()
 
 
 PREFLIGHT_OUT = ("[preflight] Running pre-flight checks\n[preflight] Some fatal errors occurred:\n"
