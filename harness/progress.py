@@ -18,18 +18,18 @@ from contextlib import contextmanager
 
 TICK = 1.0  # a terminal's live line is redrawn this often
 HEARTBEAT = 60.0  # a log gets a "still running" line this often
-LIMIT = 160  # characters of a line's text, in a log
+LIMIT = 160  # characters of a reading's first line on the console
 
 
-def one_line(text, where: str = "") -> str:
-    """The first non-empty line of `text`, cut to LIMIT characters, with a count of the lines
+def one_line(text, where: str = "", limit: int | None = LIMIT) -> str:
+    """The first non-empty line of `text`, cut to `limit` characters, with a count of the lines
     left out: "(+57 lines in the record)" with where="in the record", "(+57 more lines)" without."""
     lines = str(text).splitlines()
     while lines and not lines[0].strip():
         lines.pop(0)
     first = lines[0].rstrip() if lines else ""
-    if len(first) > LIMIT:
-        first = first[:LIMIT - 1] + "…"
+    if limit and len(first) > limit:
+        first = first[:limit - 1] + "…"
     rest = len(lines) - 1
     if rest > 0:
         noun = "line" if rest == 1 else "lines"
@@ -67,7 +67,7 @@ class Progress:
         if self.quiet:
             return
         prefix = f"[{time.monotonic() - self.t0:7.1f}s] "
-        text = one_line(text)
+        text = one_line(text, limit=None)  # a log keeps a long line whole; a terminal's is cut below
         if self.live:  # a live line that wrapped could not be redrawn in place
             width = shutil.get_terminal_size((120, 24)).columns - len(prefix) - 1
             text = text if len(text) <= width else text[:max(width - 1, 10)] + "…"
