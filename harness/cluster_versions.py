@@ -9,14 +9,19 @@ from __future__ import annotations
 
 from .provisioners import flannel
 
-API = ("GET /version; GET /api/v1/nodes (status.nodeInfo.kubeletVersion); "
-       "GET pods of kube-system (etcd, CoreDNS) and of the CNI (images)")
 # (what, namespace, label selector): kubeadm labels its static pods component=<name>
 # (cmd/kubeadm/app/util/staticpod/utils.go, v1.36.3), its CoreDNS Deployment k8s-app=kube-dns
 # (cmd/kubeadm/app/phases/addons/dns/manifests.go, v1.36.3); flannel's DaemonSet template
 # app=flannel (provisioners/flannel.py, upstream's v0.28.4)
 PODS = (("etcd", "kube-system", "component=etcd"), ("CoreDNS", "kube-system", "k8s-app=kube-dns"))
 CNI_PODS = {"flannel": ("flannel", flannel.NAMESPACE, "app=flannel")}
+
+
+def api(cni: str = "none") -> str:
+    """What read() asks the API server, as dry-run prints it."""
+    pods = PODS + ((CNI_PODS[cni],) if cni in CNI_PODS else ())
+    return ("GET /version; GET /api/v1/nodes (status.nodeInfo.kubeletVersion); images of the pods "
+            + ", ".join(f"{namespace}/{selector}" for _, namespace, selector in pods))
 
 
 def read(cluster, cni: str = "none") -> dict:

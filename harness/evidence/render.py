@@ -73,7 +73,7 @@ def _timings(run: dict) -> list[tuple[str, object]]:
 # -- the document: a list of blocks ---------------------------------------------
 # ("h", level, text) ("p", text) ("warn", title, lines) ("fields", [(label, value)])
 # ("table", headers, rows) ("code", text) ("links", [(label, href)]) ("timeline",)
-# A field value is text, or (label, href) for a link. Each section is a function of
+# A field value or a table cell is text, or (label, href) for a link. Each section is a function of
 # the record returning its blocks; the report is SECTIONS in order, what was proved first.
 
 # The asserted checks, by kind, in the order a run proves them: a new kind of check is a line here.
@@ -135,9 +135,10 @@ def _proved(run: dict) -> list[tuple]:
         mine = [o for o in observations if o.get("kind") == kind]
         if not mine:
             continue
-        rows = [[o.get("check", DASH), o.get("machine", DASH), _verdict_text(o), proof(o)] for o in mine]
+        rows = [[o.get("check", DASH), o.get("machine", DASH), _verdict_text(o), proof(o),
+                 ("log", o["log"]) if o.get("log") else DASH] for o in mine]
         doc += [("h", 3, f"{title}: {sum(o.get('met') is True for o in mine)} of {len(mine)} met"), ("p", meaning + "."),
-                ("table", ["check", "on", "verdict", "the line that proves it"], rows)]
+                ("table", ["check", "on", "verdict", "the line that proves it", "reading"], rows)]
     if not any(o.get("kind") in {kind for kind, _, _ in CHECK_GROUPS} for o in observations):
         doc.append(("p", "No check was evaluated."))
     if run.get("facts"):
@@ -261,7 +262,7 @@ def _as_text(block: tuple) -> tuple:
     if kind == "fields":
         return (kind, [(k, v if isinstance(v, tuple) else _text(v)) for k, v in block[1]])
     if kind == "table":
-        return (kind, block[1], [[_text(c) for c in row] for row in block[2]])
+        return (kind, block[1], [[c if isinstance(c, tuple) else _text(c) for c in row] for row in block[2]])
     if kind == "warn":
         return (kind, block[1], [_text(line) for line in block[2]])
     return block
@@ -284,6 +285,8 @@ def _md_value(v) -> str:
 
 
 def _md_cell(v) -> str:
+    if isinstance(v, tuple):
+        return f"[{_md_cell(v[0])}]({v[1]})"
     return str(v).replace("|", "\\|").replace("\n", " ")
 
 
@@ -360,10 +363,12 @@ def _html_value(v) -> str:
     return f'<a href="{_esc(v[1])}">{_esc(v[0])}</a>' if isinstance(v, tuple) else _esc(v)
 
 
-def _html_cell(text: str) -> str:
-    """A table cell; a verdict is coloured."""
-    cls = ' class="ok"' if text.startswith("✔") else ' class="bad"' if text.startswith("✘") else ""
-    return f"<td{cls}>{_esc(text)}</td>"
+def _html_cell(v) -> str:
+    """A table cell: text (a verdict coloured) or a link."""
+    if isinstance(v, tuple):
+        return f"<td>{_html_value(v)}</td>"
+    cls = ' class="ok"' if v.startswith("✔") else ' class="bad"' if v.startswith("✘") else ""
+    return f"<td{cls}>{_esc(v)}</td>"
 
 
 def html(run: dict) -> str:

@@ -40,6 +40,9 @@ from .plan import BOOT_ID, Step, cluster_facts, plan, with_release
 MACHINE_VERSIONS = ("os", "kernel", "containerd", "containerd_reported", "containerd_package", "runc", "systemd")
 
 
+STEP_NOTE_S = 2.0  # a step that took this long gets its own console line; quicker ones only the live line
+
+
 @dataclass(frozen=True)
 class Options:
     suite: str | None = None
@@ -273,16 +276,17 @@ class Engine:
 
     @contextmanager
     def _doing(self, step: Step):
-        """A step's progress: live while it runs (a minute's heartbeat in a log), then one line
-        with its exit code and time."""
+        """A step's progress: live while it runs (a minute's heartbeat in a log), then a line
+        with its exit code and time if it took a while or did not exit 0 (the record has every step)."""
         what = f"{step.phase}: {step.name} on {step.machine}"
         started, recorded = time.monotonic(), len(self.record.data["steps"])
         with self.progress.activity(f"{what} (up to {step.timeout:g}s)"):
             yield
         done = self.record.data["steps"][recorded:]
         code = done[-1]["exit_code"] if done else None
-        self.progress.note(f"{what}: {'exit ' + str(code) if code not in (0, None) else 'done'} "
-                           f"in {time.monotonic() - started:.1f}s")
+        took = time.monotonic() - started
+        if took >= STEP_NOTE_S or code not in (0, None):
+            self.progress.note(f"{what}: {'exit ' + str(code) if code not in (0, None) else 'done'} in {took:.1f}s")
 
     def _run_step(self, step: Step) -> None:
         stdin = step.content.encode() if step.action == "write" else None

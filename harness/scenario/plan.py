@@ -210,9 +210,10 @@ def plan(scenario: Scenario, roles: dict[str, str], facts: dict[str, dict], cont
                               named, "verify", note=f"{named.name}: {c.expected()}"))
     steps += _check_steps("verify", "observe", scenario.observe, machines, facts, facts_known)
     if scenario.install.track == "kubeadm":  # the versions the cluster reports, for the record and report
-        from ..cluster_versions import API
+        from ..cluster_versions import api
 
-        steps.append(Step("collect", CLUSTER, "versions", "cluster versions", API, timeout=CLUSTER_VERSIONS_TIMEOUT,
+        steps.append(Step("collect", CLUSTER, "versions", "cluster versions", api(scenario.install.cni),
+                          timeout=CLUSTER_VERSIONS_TIMEOUT,
                           note="the versions the running cluster reports"))
     for ev in scenario.evidence:
         for m in targets(ev.target, machines):

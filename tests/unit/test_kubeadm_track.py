@@ -232,12 +232,16 @@ def one_node_cluster(kubeconfig):
     return OneNodeCluster(nodes=[node("cp1", "True", "10.244.0.0/24")], pods=web + [pod("kubelab-probe")])
 
 
-def test_an_init_the_fault_stops_is_an_expected_failure_then_the_reinstall_recovers(tmp_path, monkeypatch):
+def test_an_init_the_fault_stops_is_an_expected_failure_then_the_reinstall_recovers(tmp_path, monkeypatch, capsys):
     lab, clock = OneNodeLab(), FakeClock()
     scenario = load(find("ip-forward-preflight"))
     result = Engine(scenario, Options(runs_root=tmp_path / "runs"), Labs(lab), clock=clock, sleep=clock.sleep,
                     cluster_client=one_node_cluster, kit=KIT).run()
     assert result.exit_code == 0, result.reason
+    console = capsys.readouterr().err.splitlines()
+    # a step that did not exit 0 has its own line (a quick one that did, only the live line)
+    assert any(line.endswith("] install: kubeadm init on cp1: exit 1 in 0.0s") for line in console)
+    assert not any("kubeadm config on cp1" in line for line in console)
     cp = lab.remotes["cp1"]
     assert cp.inits == 2
     reset = cp.calls.index("kubeadm reset -f")
