@@ -76,11 +76,17 @@ def _timings(run: dict) -> list[tuple[str, object]]:
 # A field value or a table cell is text, or (label, href) for a link. Each section is a function of
 # the record returning its blocks; the report is SECTIONS in order, what was proved first.
 
-# The asserted checks, by kind, in the order a run proves them: a new kind of check is a line here.
+# The checks, grouped as a run proves them: (title, what the group shows, which observations).
+# A new kind of check is a line here.
 CHECK_GROUPS = (
-    ("armed", "The fault took", "Each fault was proven in effect before anything else ran"),
-    ("expect", "The failure, as expected", "The failure signature the scenario claims"),
-    ("verify", "After the fix", "The healthy state, proven after the recovery"),
+    ("The fault took", "Each fault was proven in effect before anything else ran",
+     lambda o: o.get("kind") == "armed"),
+    ("The failure, as expected", "The failure signature the scenario claims",
+     lambda o: o.get("kind") == "expect"),
+    ("After the fix", "The healthy state, proven after the recovery",
+     lambda o: o.get("kind") == "verify" and not o.get("layer")),
+    ("The cluster, layer by layer", "What `invoke verify`'s layers found on the running cluster",
+     lambda o: o.get("kind") == "verify" and bool(o.get("layer"))),
 )
 
 
@@ -100,12 +106,13 @@ def _title(run: dict) -> list[tuple]:
 
 def proof(o: dict) -> str:
     """The line that decides a check: the line a pattern matched, that no line matched an
-    `absent` pattern, or the value read against what was expected. A multi-line reading
-    gives its first line and a count; the record and the check's log keep all of it."""
+    `absent` pattern, or the value read against what was expected (a verify layer's
+    finding: the value it read). A multi-line reading gives its first line and a count;
+    the record and the check's log keep all of it."""
     value, matched, expected = (_text(o.get(k)) for k in ("value", "matched", "expected"))
     met = o.get("met")
-    if met is None:  # gated out, or recorded only
-        return matched or one_line(value, "in the record")
+    if met is None or o.get("layer"):  # gated out, recorded only, or a finding: what was read
+        return one_line(matched or value, "in the record") or DASH
     if expected.startswith("pattern "):
         return one_line(matched, "in the record") if met and matched else \
             f"no line matches {expected[len('pattern '):]} (the output is in the check's log)"
@@ -119,6 +126,9 @@ def proof(o: dict) -> str:
 
 
 def _verdict_text(o: dict) -> str:
+    mark = {True: "✔", False: "✘"}.get(o.get("met"), DASH)
+    if o.get("verdict"):  # a verify layer's own words: holds, does not hold, recorded, not applicable
+        return f"{mark} {o['verdict']}"
     if o.get("met") is None:
         return f"{DASH} not applicable"
     return "✔ met" if o["met"] else "✘ not met"
@@ -131,15 +141,21 @@ def _proved(run: dict) -> list[tuple]:
                         ("p", f"Verdict: {verdict.get('result', DASH)} (exit code {verdict.get('exit_code', DASH)})"
                               f"{reason}.")]
     observations = run.get("observations", [])
-    for kind, title, meaning in CHECK_GROUPS:
-        mine = [o for o in observations if o.get("kind") == kind]
+    shown = 0
+    for title, meaning, chosen in CHECK_GROUPS:
+        mine = [o for o in observations if chosen(o)]
         if not mine:
             continue
+        shown += len(mine)
+        asserted = [o for o in mine if o.get("met") is not None]
+        count = f"{sum(o['met'] is True for o in asserted)} of {len(asserted)} met"
+        if len(asserted) < len(mine):
+            count += f", {len(mine) - len(asserted)} not asserted"
         rows = [[o.get("check", DASH), o.get("machine", DASH), _verdict_text(o), proof(o),
                  ("log", o["log"]) if o.get("log") else DASH] for o in mine]
-        doc += [("h", 3, f"{title}: {sum(o.get('met') is True for o in mine)} of {len(mine)} met"), ("p", meaning + "."),
+        doc += [("h", 3, f"{title}: {count}"), ("p", meaning + "."),
                 ("table", ["check", "on", "verdict", "the line that proves it", "reading"], rows)]
-    if not any(o.get("kind") in {kind for kind, _, _ in CHECK_GROUPS} for o in observations):
+    if not shown:
         doc.append(("p", "No check was evaluated."))
     if run.get("facts"):
         doc += [("h", 3, "Facts"), ("table", ["fact", "value"], [[k, v] for k, v in run["facts"].items()])]

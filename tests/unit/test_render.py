@@ -215,3 +215,22 @@ def test_containerd_shows_its_real_version_and_a_binary_that_is_not_debians():
     md = markdown(run)
     assert "| 2.1.9~ds1-1 |" in md and "+unknown" not in md
     assert "| 2.2.9 (replaces Debian's 2.1.9~ds1-1) |" in md
+
+
+def test_verify_layer_findings_are_a_group_of_their_own_in_their_own_words(tmp_path):
+    from harness.evidence.record import RunRecord
+    from harness.verify.finding import Finding
+
+    run = load()
+    record = RunRecord(tmp_path, {"observations": []})  # what the engine records for a finding
+    for f in (Finding("etcd", "members healthy", "holds", "1 member: cp1 (https://192.168.100.10:2379)", "API"),
+              Finding("dns", "autoscaler", "not applicable", "no dns-autoscaler Deployment", "API"),
+              Finding("certificates", "apiserver lifetime", "does not hold", "apiserver: 30 days left", "cp1: openssl")):
+        record.finding("verify", f, run["phases"][-1]["started_at"])
+    run["observations"] += record.data["observations"]
+    md = markdown(run)
+    layers = md.split("### The cluster, layer by layer: 1 of 2 met, 1 not asserted")[1].split("\n## ")[0]
+    assert "| etcd: members healthy | cluster | ✔ holds | 1 member: cp1 (https://192.168.100.10:2379) |" in layers
+    assert "| dns: autoscaler | cluster | — not applicable | not applicable: no dns-autoscaler Deployment |" in layers
+    assert "| certificates: apiserver lifetime | cluster | ✘ does not hold | apiserver: 30 days left |" in layers
+    assert "### After the fix: 0 of 1 met\n" in md  # the scenario's own verify checks stay apart
