@@ -18,7 +18,7 @@ from urllib.parse import unquote, urlparse
 import pytest
 
 from harness.evidence.render import write_reports
-from harness.matrix import report, run
+from harness.matrix import run
 from harness.matrix.cells import HOST, Cell
 from harness.scenario.load import find, load
 from tests.unit.fake_scenario import host_run
