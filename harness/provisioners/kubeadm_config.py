@@ -50,6 +50,8 @@ from dataclasses import dataclass, field
 
 import yaml
 
+from ..model import DEFAULT_POD_CIDR, DEFAULT_SERVICE_CIDR
+
 API = "kubeadm.k8s.io/v1beta4"
 KUBELET_API = "kubelet.config.k8s.io/v1beta1"
 TCG_TIMEOUTS = {"kubernetesAPICall": "10m0s", "controlPlaneComponentHealthCheck": "10m0s",
@@ -97,8 +99,8 @@ def tcg_patches() -> dict[str, str]:
 @dataclass(frozen=True)
 class ClusterSpec:
     kubernetes: str  # "v1.36.3", or "" to leave kubernetesVersion unset (the air-gap scenario)
-    pod_cidr: str = "10.244.0.0/16"
-    service_cidr: str = "10.96.0.0/12"
+    pod_cidr: str = DEFAULT_POD_CIDR
+    service_cidr: str = DEFAULT_SERVICE_CIDR
     cgroup_driver: str = "systemd"  # kubeadm's own default since 1.22
     timeouts: dict = field(default_factory=lambda: dict(TCG_TIMEOUTS))
     extra_kubelet: dict = field(default_factory=dict)  # KubeletConfiguration fields

@@ -7,13 +7,13 @@ from kubernetes import client as k
 
 from harness import cluster_versions
 from harness.artifacts import kit as kits
-from harness.artifacts.versions import FLANNEL, FLANNEL_CNI_PLUGIN_TAG
+from harness.artifacts.versions import DEFAULT_KUBERNETES, FLANNEL, FLANNEL_CNI_PLUGIN_TAG
 from harness.probes import make
 
 T0 = datetime(2026, 12, 1, 6, 0, tzinfo=timezone.utc)
 
 
-def node(name, ready, cidr="", reason="KubeletReady", message="kubelet is posting ready status", kubelet="v1.36.3"):
+def node(name, ready, cidr="", reason="KubeletReady", message="kubelet is posting ready status", kubelet=f"v{DEFAULT_KUBERNETES}"):
     info = k.V1NodeSystemInfo(kubelet_version=kubelet, architecture="amd64", boot_id="b", container_runtime_version="",
                               kernel_version="", kube_proxy_version="", machine_id="m", operating_system="linux",
                               os_image="", system_uuid="u")
@@ -38,7 +38,7 @@ def pod(name, phase="Running", node_name="cp1", restarts=0, waiting=None, ready=
 
 
 class FakeCluster:
-    def __init__(self, nodes=(), pods=(), logs="", events=(), exec_out="", version="v1.36.3"):
+    def __init__(self, nodes=(), pods=(), logs="", events=(), exec_out="", version=f"v{DEFAULT_KUBERNETES}"):
         self._nodes, self._pods, self._logs, self._events, self._exec = list(nodes), list(pods), logs, list(events), exec_out
         self._version = version
         self.execs = []
@@ -197,11 +197,12 @@ CONTROL_PLANE_PODS = [
 
 
 def test_the_cluster_reports_its_versions_through_the_api():
-    cluster = FakeCluster(nodes=[node("w1", "True"), node("cp1", "True", kubelet="v1.36.3")],
+    cluster = FakeCluster(nodes=[node("w1", "True"), node("cp1", "True")],
                           pods=CONTROL_PLANE_PODS + [pod("kubelab-probe", owner=None)])
     versions = cluster_versions.read(cluster, cni="flannel")
     assert versions == {
-        "api_server": "v1.36.3", "kubelet": {"cp1": "v1.36.3", "w1": "v1.36.3"},
+        "api_server": f"v{DEFAULT_KUBERNETES}",
+        "kubelet": {"cp1": f"v{DEFAULT_KUBERNETES}", "w1": f"v{DEFAULT_KUBERNETES}"},
         "images": {"etcd": ["registry.k8s.io/etcd:3.6.8-0"], "CoreDNS": ["registry.k8s.io/coredns/coredns:v1.14.2"],
                    "flannel": [kits.FLANNEL_CNI_IMAGE, kits.FLANNEL_IMAGE]}}
     assert cluster_versions.rows(versions)[-1] == (
