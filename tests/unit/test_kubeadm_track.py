@@ -155,6 +155,39 @@ def test_the_record_has_the_versions_the_running_cluster_reports(tmp_path):
     assert "| etcd | 3.6.8-0 (registry.k8s.io/etcd:3.6.8-0) |" in versions
 
 
+INIT_LOG = f"[init] Using Kubernetes version: v{DEFAULT_KUBERNETES}\n" + "".join(
+    f"[preflight] line {i} of what kubeadm init printed\n" for i in range(57))
+
+
+class LoggedInit(Machine):
+    """A node of flannel-no-brnetfilter: br_netfilter blocked (modprobe fails), and on cp1
+    kubeadm init's output in /root/kubeadm-init.log, as the track tees it."""
+
+    def run(self, command, timeout=60.0, check=False, stdin=None):
+        said = {"cat /root/kubeadm-init.log": (0, INIT_LOG), "modprobe br_netfilter": (1, "")}.get(command)
+        if said:
+            self.calls.append(command)
+            return CommandResult(self.name, command, said[0], said[1], "", time.time(), 0.001)
+        return super().run(command, timeout, check, stdin)
+
+
+def test_an_absent_check_on_the_init_log_is_one_console_line_and_the_whole_log_in_the_record(tmp_path, capsys):
+    lab, clock = TwoNodeLab(), FakeClock()
+    lab.remotes = {m: LoggedInit(m) for m in lab.remotes}
+    result = Engine(load(find("flannel-no-brnetfilter")), Options(runs_root=tmp_path / "runs"), Labs(lab),
+                    clock=clock, sleep=clock.sleep, cluster_client=healthy_cluster, kit=KIT).run()
+    console = [line for line in capsys.readouterr().err.splitlines() if "init-has-no-br-netfilter-check" in line]
+    assert [line.split("] ", 1)[1] for line in console] == [
+        "expect: init-has-no-br-netfilter-check on cp1: met: "
+        f"[init] Using Kubernetes version: v{DEFAULT_KUBERNETES} (+57 lines in the record)"]
+    record = json.loads((result.directory / "run.json").read_text())
+    obs = next(o for o in record["observations"] if o["check"] == "init-has-no-br-netfilter-check")
+    assert obs["met"] is True and obs["value"] == INIT_LOG
+    assert INIT_LOG in (result.directory / obs["log"]).read_text()
+    assert ("| init-has-no-br-netfilter-check | cp1 | ✔ met | no line matches 'bridge-nf-call-iptables' "
+            f"(58 lines read) | [log]({obs['log']}) |") in (result.directory / "report.md").read_text()
+
+
 class NoVersion(FakeCluster):
     def version(self):
         raise OSError("Connection refused")
