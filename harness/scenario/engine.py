@@ -345,24 +345,26 @@ class Engine:
         if self.lab is None:
             return
         rec = self.record
-        for step in (s for s in self.steps if s.phase == "collect"):
-            if step.action == "versions":
-                self._cluster_versions(step)
-                continue
-            kind, what = step.name.split(" ", 1)
-            rel_name = f"evidence/{step.machine}-{kind}-{_safe(what)}.txt"
-            try:
-                result = self.lab.remote(step.machine).run(step.command, timeout=step.timeout)
-            except HarnessError as exc:
-                rel = rec.write_file(rel_name, f"could not collect: {exc}\n")
-            else:
-                rel = rec.write_file(rel_name, f"$ {step.command}\n{result.stdout}{result.stderr}")
-            rec.evidence(kind, what, step.machine, rel)
-        for machine in self.lab.machines:
-            for path in self.lab.collect_logs(machine, rec.directory / "evidence"):
-                kind = "serial" if path.name.endswith("serial.log") else "domain"
-                rec.evidence(kind, "serial console" if kind == "serial" else "machine definition", machine,
-                             str(path.relative_to(rec.directory)))
+        try:
+            for step in (s for s in self.steps if s.phase == "collect"):
+                if step.action == "versions":
+                    self._cluster_versions(step)
+                    continue
+                kind, what = step.name.split(" ", 1)
+                rel_name = f"evidence/{step.machine}-{kind}-{_safe(what)}.txt"
+                try:
+                    result = self.lab.remote(step.machine).run(step.command, timeout=step.timeout)
+                except HarnessError as exc:
+                    rel = rec.write_file(rel_name, f"could not collect: {exc}\n")
+                else:
+                    rel = rec.write_file(rel_name, f"$ {step.command}\n{result.stdout}{result.stderr}")
+                rec.evidence(kind, what, step.machine, rel)
+        finally:  # the machines' serial consoles, whatever happened above
+            for machine in self.lab.machines:
+                for path in self.lab.collect_logs(machine, rec.directory / "evidence"):
+                    kind = "serial" if path.name.endswith("serial.log") else "domain"
+                    rec.evidence(kind, "serial console" if kind == "serial" else "machine definition", machine,
+                                 str(path.relative_to(rec.directory)))
 
     def _cluster_versions(self, step: Step) -> None:
         """What the running cluster says it runs, into run.json (`cluster`); a cluster that

@@ -218,16 +218,17 @@ def plan(scenario: Scenario, roles: dict[str, str], facts: dict[str, dict], cont
             steps.append(Step("verify", m, "check", named.name, make_probe(c.probe.kind, c.probe.args).command(),
                               named, "verify", note=f"{named.name}: {c.expected()}"))
     steps += _check_steps("verify", "observe", scenario.observe, machines, facts, facts_known)
-    if scenario.install.track == "kubeadm":  # the versions the cluster reports, for the record and report
+    for ev in scenario.evidence:
+        for m in targets(ev.target, machines):
+            steps.append(Step("collect", m, "evidence", f"{ev.kind} {ev.what}", ev.command, timeout=60,
+                              note=f"evidence: {ev.kind}"))
+    # the versions the cluster reports, after the evidence: a reading that breaks cannot cost it
+    if scenario.install.track == "kubeadm":
         from ..cluster_versions import api
 
         steps.append(Step("collect", CLUSTER, "versions", "cluster versions", api(scenario.install.cni),
                           timeout=CLUSTER_VERSIONS_TIMEOUT,
                           note="the versions the running cluster reports"))
-    for ev in scenario.evidence:
-        for m in targets(ev.target, machines):
-            steps.append(Step("collect", m, "evidence", f"{ev.kind} {ev.what}", ev.command, timeout=60,
-                              note=f"evidence: {ev.kind}"))
     order = [PHASES.index(s.phase) for s in steps]
     assert order == sorted(order), "steps out of phase order"
     return steps
