@@ -144,7 +144,7 @@ def test_the_example_record_renders_with_its_timeline(browser, tmp_path):
 
 def test_the_matrix_page_leads_with_its_context_and_failures_and_links_to_its_runs(browser, tmp_path):
     names = ("demo", "demo-fail", "demo-infra")
-    cells = [Cell(HOST, "bookworm", names[:2]), Cell(HOST, "sid", names)]
+    cells = [Cell(HOST, "bookworm", ("demo-fail",)), Cell(HOST, "sid", ("demo", "demo-infra"))]
     scenarios = {n: load(find("containerd-dropin-merge")) for n in names}
     out = tmp_path / "m"
     opts = run.Options(out=out, memory_budget_mib=20000, max_vcpus=4,
@@ -153,9 +153,9 @@ def test_the_matrix_page_leads_with_its_context_and_failures_and_links_to_its_ru
                                               "scenarios": list(names)})
     opened = open_page(browser, out / "matrix.html")
     assert opened.errors == [] and browser.requests == []
-    assert assert_links_resolve(opened, out) >= 2 * 5  # a report and a log per scenario run
+    assert assert_links_resolve(opened, out) >= 2 * 3  # a report and a log per scenario run
     statuses = opened.page.locator("table").first.locator("tbody tr td:first-child").all_text_contents()
-    assert statuses == ["FAIL", "FAIL", "INFRA", "met", "met"]
+    assert statuses == ["FAIL", "INFRA", "met"]
     body = opened.page.locator("body").inner_text()
     assert f"commit {matrix['kubelab_commit']}" in body and "When:" in body
     font = opened.page.evaluate("getComputedStyle(document.body).fontFamily")
