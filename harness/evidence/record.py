@@ -27,6 +27,19 @@ def runs_dir() -> Path:
     return Path(os.environ.get("KUBELAB_RUNS", paths.project_root() / "runs"))
 
 
+def check_runs_dir() -> Path:
+    """Refuse, before a run starts, a runs folder this user cannot write (or make)."""
+    from ..cli_options import writable_folder_problem
+    from ..errors import UsageError
+
+    root = runs_dir()
+    problem = writable_folder_problem(root)
+    if problem:
+        where = "KUBELAB_RUNS" if os.environ.get("KUBELAB_RUNS") else "the runs folder"
+        raise UsageError(f"{where} {root}: {problem}; set KUBELAB_RUNS to a folder this user can write")
+    return root
+
+
 def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9.]+", "-", text.lower()).strip("-")[:60]
 

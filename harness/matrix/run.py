@@ -79,6 +79,11 @@ def plan_lines(cells, scenarios: dict, opts: Options) -> list[str]:
                      f"{need.memory_mib} MiB, {need.vcpus} vCPU, ~{minutes} min")
         if schedule.too_big(need, opts.memory_budget_mib):
             lines.append(f"    needs more memory than the budget: it runs alone, and lab.up refuses it if the host cannot hold it")
+        cores = os.cpu_count() or 1
+        wide = max((m.cpus for n in c.scenarios for m in scenarios[n].lab.machines), default=0)
+        if wide > cores:
+            lines.append(f"    a machine asks for {wide} vCPUs and this host has {cores} core(s): "
+                         "its runs are refused when they start (INFRA)")
     groups = schedule.waves(needs, opts.memory_budget_mib, opts.max_vcpus)
     total = sum(max(sum(estimate_min(scenarios[n]) for n in runnable[i].scenarios) for i in g) for g in groups)
     lines.append(f"estimate: ~{total} min in {len(groups)} wave(s) of at most {max((len(g) for g in groups), default=0)} "

@@ -177,6 +177,37 @@ def test_an_api_that_does_not_answer_is_a_reading_not_an_error():
     assert reading.value is None and code is None and reading.text.startswith("API not answering")
 
 
+def test_api_and_transport_failures_are_all_not_answering():
+    from kubernetes.client.exceptions import ApiException
+    from urllib3.exceptions import MaxRetryError, ProtocolError, ReadTimeoutError
+
+    failures = [ApiException(status=503, reason="Service Unavailable"), ApiException(status=0, reason="ws closed"),
+                MaxRetryError(None, "/api/v1/nodes", "Connection refused"), ProtocolError("Connection aborted."),
+                ReadTimeoutError(None, "/api/v1/nodes", "Read timed out."), TimeoutError("timed out"),
+                ConnectionResetError(104, "Connection reset by peer")]
+    for failure in failures:
+        class Down(FakeCluster):
+            def nodes(self, failure=failure):
+                raise failure
+
+        reading, code = make("node-ready", {}).observe(Down(), "")
+        assert (reading.value, code) == (None, None), failure
+        assert reading.text.startswith("API not answering"), failure
+
+
+def test_a_bug_in_a_probe_is_raised_not_read_as_an_api_that_is_down():
+    import pytest
+
+    for bug in (AttributeError("'NoneType' object has no attribute 'conditions'"), KeyError("phase"),
+                TypeError("unsupported operand")):
+        class Broken(FakeCluster):
+            def nodes(self, bug=bug):
+                raise bug
+
+        with pytest.raises(type(bug)):
+            make("node-ready", {}).observe(Broken(), "")
+
+
 def test_the_plain_workload_is_a_separate_deployment():
     cluster = FakeCluster(pods=[pod("kubelab-probe")])
     r = read("service-reaches-pods", cluster, tolerate_control_plane=False)

@@ -496,3 +496,21 @@ def test_a_control_run_of_each_cluster_scenario_sends_exactly_what_dry_run_print
 
 def test_every_cluster_scenario_is_found():
     assert {"kubeadm-baseline", "flannel-no-brnetfilter"} <= set(CLUSTER_SCENARIOS)
+
+
+def test_a_bug_in_a_cluster_probe_is_an_internal_error_not_an_api_that_is_down(tmp_path):
+    """A probe that raises AttributeError (a bug) must end the run at once as exit 2, not
+    poll "API not answering" until its timeout and end as not met."""
+    class BrokenCluster(FakeCluster):
+        def nodes(self):
+            raise AttributeError("'NoneType' object has no attribute 'conditions'")
+
+    lab, clock = TwoNodeLab(), FakeClock()
+    result = Engine(load(find("kubeadm-baseline")), Options(runs_root=tmp_path / "runs"), Labs(lab),
+                    clock=clock, sleep=clock.sleep, cluster_client=lambda kubeconfig: BrokenCluster(),
+                    kit=KIT).run()
+    assert (result.exit_code, result.result) == (2, "error"), result.reason
+    assert "internal error: AttributeError" in result.reason
+    record = json.loads((result.directory / "run.json").read_text())
+    assert not any(o["kind"] in ("expect", "verify") and o["met"] is False for o in record["observations"])
+    assert clock.now - 1000.0 < 60  # it stopped at the first poll, not after the check's timeout
