@@ -371,6 +371,7 @@ class Engine:
         cannot be read is recorded with the reason, not guessed."""
         from ..cluster import ClusterError
         from ..cluster_versions import read
+        from ..probes.cluster import not_answering
 
         deadline, found = self.clock() + step.timeout, None
         with self.progress.activity(f"collect: versions the cluster reports (up to {step.timeout:g}s)"):
@@ -380,7 +381,7 @@ class Engine:
                     found = {"versions": versions, "read_at": time.time()}
                 except PhaseError as exc:  # no admin.conf: the install stopped before the cluster existed
                     found = {"error": str(exc)}
-                except (ClusterError, OSError) + _api_errors() as exc:  # not answering (yet)
+                except (ClusterError,) + not_answering() as exc:  # not answering (yet)
                     last = f"{type(exc).__name__}: {one_line(exc)}"
                     if self.clock() >= deadline:
                         found = {"error": f"the API did not answer within {step.timeout:g}s: {last}"}
@@ -484,14 +485,6 @@ class Engine:
                     f"boot id {before} -> {now}; answered after {took:.1f}s\n", "", started_wall, took))
                 return
         raise MachineTimeout(f"{machine} did not come back from reboot within {timeout:g}s; last: {last}")
-
-
-def _api_errors() -> tuple:
-    """The kubernetes client's exceptions for an API that did not answer or refused."""
-    from kubernetes.client.exceptions import ApiException
-    from urllib3.exceptions import HTTPError
-
-    return (ApiException, HTTPError)
 
 
 def observation_line(obs: dict) -> str:
