@@ -13,7 +13,7 @@ import re
 import time
 from pathlib import Path
 
-from .. import paths
+from .. import paths, provenance
 from ..fsutil import write_atomic
 from ..remote.result import CommandResult
 from .redact import redact, redact_obj
@@ -77,6 +77,7 @@ class RunRecord:
             "scenario": {"name": scenario.name, "summary": scenario.summary, "claims": list(scenario.claims),
                          "file": scenario.source_file, "sha256": scenario.sha256},
             "lab": {"suite": suite},
+            "kubelab": {"commit": provenance.commit()},
             "started_at": time.time(),
             "finished_at": None,
             "machines": {},
