@@ -522,6 +522,7 @@ def evidence(c, claims, chapter=None, kubernetes=None, suite=None, repeat=None, 
              deadline=None, dry_run=False):
     """Run every scenario the claims need and write the evidence book: verdicts, verbatim lines, snippets."""
     import os
+    import time
 
     from harness import paths
     from harness.evidence import book, book_compare, book_plan, book_render

@@ -9,7 +9,7 @@ conditions they were measured under; built with `--compare`, it keeps the
 previous book's text while every timing stays inside the previous spread.
 
 Both index forms are serialisations of one list of blocks; the HTML takes
-its style from the run report's (render.py).
+its style from the run report's (style.py, render.py's colours).
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ from pathlib import Path
 from ..fsutil import write_atomic
 from ..matrix.cells import HOST
 from .book import FAILS, HOLDS, UNSEEN, VERDICTS, cell_label, stable
-from .render import COLOURS, CSS
+from .render import COLOURS
+from .style import page
 
 VERDICT_CSS = {HOLDS: COLOURS["ok"], FAILS: COLOURS["failed"], UNSEEN: COLOURS["skipped"]}
 _CLASS = {HOLDS: "holds", FAILS: "fails", UNSEEN: "unseen"}
@@ -217,8 +218,7 @@ def html(blocks: list[tuple], title: str) -> str:
             body = "".join("<tr>" + "".join(f"<td class=\"{_CLASS.get(v, '')}\">{inline_html(t)}</td>" for t, v in row)
                            + "</tr>" for row in b[2])
             out.append(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
-    return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"/><title>{_html.escape(title)}</title>"
-            f"<style>{CSS}\n{BOOK_CSS}</style></head>\n<body>\n" + "\n".join(out) + "\n</body></html>\n")
+    return page(title, [f"<style>{BOOK_CSS}</style>"] + out)  # the reports' page, plus the verdict colours
 
 
 # -- the index -------------------------------------------------------------------------------

@@ -470,20 +470,23 @@ def test_a_book_runs_through_the_matrix_runner_and_resume_writes_it_again_withou
         return lambda name, cell: [sys.executable, str(script), name, str(saved), str(code)]
 
     out = tmp_path / "book"
-    folders = book_plan.run(plan, out, 1, False, None, 4, 20000, _Quiet(), command=command(0))
+    folders = book_plan.run(plan, out, 1, False, None, 4, 20000, _quiet(), command=command(0))
     first = book.build(plan, folders, out)
     assert by_id(first)["T1"]["verdict"] == book.HOLDS and book.exit_code(first) == 0
     first.update(built_at=1.0, wall_s=1.0)
     book_render.write(out, first)
     snippets = {p.name: p.read_bytes() for p in (out / "snippets").iterdir()}
     # resumed: every run finished, so nothing runs (the stand-in would now fail them all)
-    folders = book_plan.run(plan, out, 1, True, None, 4, 20000, _Quiet(), command=command(1))
+    folders = book_plan.run(plan, out, 1, True, None, 4, 20000, _quiet(), command=command(1))
     again = book.build(plan, folders, out)
     again.update(built_at=2.0, wall_s=1.0)
     book_render.write(out, again)
     assert {p.name: p.read_bytes() for p in (out / "snippets").iterdir()} == snippets
 
 
-class _Quiet:
-    def note(self, text):
-        pass
+def _quiet():
+    import io
+
+    from harness.progress import Progress
+
+    return Progress(io.StringIO(), quiet=True)
