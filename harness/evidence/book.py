@@ -323,7 +323,7 @@ def load(folder: Path) -> dict:
     path = Path(folder) / "book.json"
     try:
         data = json.loads(path.read_text())
-    except FileNotFoundError:
+    except OSError:  # missing, or its folder is not one
         raise UsageError(f"{path}: no evidence book there (give the --out folder of an earlier `invoke evidence`)") \
             from None
     except ValueError as exc:
