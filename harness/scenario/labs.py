@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 
-from .. import lifecycle
+from .. import lifecycle, tuning
 from ..lab import Lab, LabSpec, MachineSpec
 from ..remote.ssh import SshRemote
 
@@ -54,8 +54,14 @@ class LabHandle:
 
     def describe(self) -> dict:
         s = self.lab.state
+        acc = s.get("acceleration") or {}
         return {"name": s["name"], "suite": s["suite"], "backend": s["backend"], "image": s["image"]["id"],
-                "accel": s.get("domain_type", "")}
+                "accel": acc.get("label") or s.get("domain_type", ""), "accel_reason": acc.get("reason", ""),
+                "acceleration": acc}
+
+    def tuning(self) -> tuning.Tuning:
+        """What the lab's measured acceleration asks of a cluster on it."""
+        return tuning.for_lab(self.lab.state)
 
     def down(self, progress) -> None:
         for r in self._remotes.values():
