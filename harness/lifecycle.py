@@ -121,11 +121,14 @@ def up(spec: LabSpec, progress: Progress | None = None) -> Lab:
     backend = backend_for(spec.backend)
     backend.check()
     kit = None
-    if spec.kubernetes:
-        from .artifacts import kit as kits
+    if spec.containerd or spec.kubernetes:  # built from source when absent or damaged, as images are
+        from .artifacts import prerequisites
         from .artifacts.versions import KubeVersion
 
-        kit = kits.load_kit(KubeVersion.parse(spec.kubernetes))
+        if spec.containerd:
+            prerequisites.ensure_containerd(spec.containerd, progress)
+        if spec.kubernetes:
+            kit = prerequisites.ensure_kit(KubeVersion.parse(spec.kubernetes), progress)
     if kit and spec.node_image:
         from .images import node
 
