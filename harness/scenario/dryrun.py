@@ -62,6 +62,25 @@ def install_context(scenario: Scenario, facts: dict | None, tuned: tuning.Tuning
                           tuning=tuned)
 
 
+def _unbuilt(scenario: Scenario) -> list[str]:
+    """What the run would build before its lab (a kit or a containerd build not made yet)."""
+    from ..artifacts import containerd as built
+    from ..artifacts import prerequisites
+    from ..artifacts.kit import kits_dir
+    from ..artifacts.versions import KubeVersion
+
+    warm = prerequisites.go_cache_warm()
+    out = []
+    if scenario.lab.containerd and not built.record_path(built.parse(scenario.lab.containerd)).exists():
+        out.append(f"# containerd {scenario.lab.containerd} is not built: the run builds it first, about "
+                   f"{prerequisites.estimate(prerequisites.CONTAINERD_MIN, warm)}, a guess")
+    version = KubeVersion.parse(scenario.install.kubernetes)
+    if not (kits_dir() / f"kubernetes-{version.tag}.json").exists():
+        out.append(f"# the Kubernetes {version} kit is not built: the run builds it first, about "
+                   f"{prerequisites.estimate(prerequisites.KIT_MIN, warm)}")
+    return out
+
+
 def plan_lines(scenario: Scenario, suite: str, control: bool = False,
                tuned: tuning.Tuning | None = None) -> list[str]:
     """`tuned`: the acceleration's settings (default: what a lab on this host would get)."""
@@ -74,6 +93,7 @@ def plan_lines(scenario: Scenario, suite: str, control: bool = False,
         ", ".join(f"{k} {facts[k]}" for k in ("containerd", "runc", "kernel")) if facts
         else "none (image not built yet): version-dependent steps are shown with their condition"))
     if scenario.install.track == "kubeadm":
+        out += _unbuilt(scenario)
         if tuned is None:
             tuned, said = host_tuning()
         else:

@@ -6,9 +6,9 @@ import json
 import pytest
 
 from harness.artifacts import prerequisites, store
-from harness.artifacts.versions import KubeVersion
+from harness.artifacts.versions import DEFAULT_KUBERNETES, KubeVersion
 
-VERSION = KubeVersion.parse("1.36.3")
+VERSION = KubeVersion.parse(DEFAULT_KUBERNETES)
 
 
 class Notes:
@@ -37,7 +37,7 @@ def put(key: str, name: str, data: bytes) -> dict:
 def write_kit(cache) -> dict:
     from harness.artifacts.kit import kits_dir
 
-    registry, files = cache / "artifacts" / "registry" / "r1", cache / "artifacts" / "files" / "v1.36.3"
+    registry, files = cache / "artifacts" / "registry" / "r1", cache / "artifacts" / "files" / VERSION.tag
     registry.mkdir(parents=True), files.mkdir(parents=True)
     record = {"kubernetes": VERSION.tag, "kubeadm_images": ["registry.k8s.io/pause:3.10.2"],
               "components": {"kubeadm": put("a" * 64, "kubeadm", b"kubeadm binary"),
@@ -65,9 +65,9 @@ def refuse(*args):
 def test_a_missing_kit_is_built_after_saying_what_and_how_long():
     build, notes = Builder(), Notes()
     assert prerequisites.ensure_kit(VERSION, notes, build=build, check=KubeVersion.parse) == {"built": True}
-    assert [str(v) for v in build.calls] == ["1.36.3"]
-    assert notes.lines == ["the Kubernetes 1.36.3 kit is not built yet: building it from Go modules, about 15 min "
-                           "from an empty Go cache on a 2-core host (`invoke artifacts.build --kubernetes 1.36.3` "
+    assert build.calls == [VERSION]
+    assert notes.lines == [f"the Kubernetes {VERSION} kit is not built yet: building it from Go modules, about 15 min "
+                           f"from an empty Go cache on a 2-core host (`invoke artifacts.build --kubernetes {VERSION}` "
                            "does the same)"]
 
 
@@ -153,7 +153,21 @@ def test_lab_up_builds_a_missing_kit_before_the_node_image(monkeypatch):
                         or {"kubernetes": version.tag})
     monkeypatch.setattr(node, "ensure", node_image)
     monkeypatch.setattr(containerd_image, "base_image", lambda *a, **kw: pytest.fail("the suite image, not the node's"))
-    spec = LabSpec("fresh", "sid", "libvirt", (MachineSpec("cp1", "control-plane", 2, 3072),), kubernetes="v1.36.3")
+    spec = LabSpec("fresh", "sid", "libvirt", (MachineSpec("cp1", "control-plane", 2, 3072),), kubernetes=VERSION.tag)
     with pytest.raises(Stop):
         lifecycle.up(spec, Notes())
-    assert order == ["check", "build kit 1.36.3", "node image"]
+    assert order == ["check", f"build kit {VERSION}", "node image"]
+
+
+def test_dry_run_says_the_run_builds_the_kit_first(monkeypatch):
+    from harness import tuning
+    from harness.scenario import dryrun
+    from harness.scenario.load import find, load
+
+    monkeypatch.setattr(dryrun, "image_facts", lambda suite, containerd="": None)
+    scenario = load(find("flannel-no-brnetfilter"))
+    lines = dryrun.plan_lines(scenario, "sid", tuned=tuning.decide("qemu"))
+    assert f"# the Kubernetes {scenario.install.kubernetes} kit is not built: the run builds it first, about " \
+           "15 min from an empty Go cache on a 2-core host" in lines
+    lines = dryrun.plan_lines(scenario.with_containerd("2.4.2"), "sid", tuned=tuning.decide("qemu"))
+    assert any(line.startswith("# containerd 2.4.2 is not built: the run builds it first") for line in lines)
