@@ -228,7 +228,7 @@ CASES = [
         lab: {suite: sid, machines: [{name: cp1, role: control-plane}]}
         """,
          "bad.yaml:5: install.kubernetes_api_call: applies only to an init the fault stops; set `init_fails` too, "
-         "or leave it out (the track's TCG value holds)"),
+         "or leave it out (the track's value holds: harness/tuning.py)"),
     case("a-kubernetes-gate-needs-kubernetes", """\
         apiVersion: kubelab/v1
         kind: Scenario
