@@ -184,7 +184,7 @@ def decide(domain_type: str, measured: str = "", forced: bool = False) -> Tuning
     if not forced:
         measured = measured or domain_type
     if domain_type == "qemu":
-        why = ("guests run under TCG (software emulation): the control plane needs these settings to come up"
+        why = ("guests run under TCG (software emulation), where each of these settings was measured to be needed"
                + (" (KUBELAB_ACCEL forced the domain type `qemu`)" if forced else ""))
         return _tcg(why)
     if measured != "kvm":
