@@ -561,3 +561,55 @@ def matrix_merge(c, out, parts):
 
 
 ns.add_collection(Collection("matrix", run=matrix_run, export=matrix_export, merge=matrix_merge))
+
+
+# -- verify ----------------------------------------------------------------------
+@task(help={
+    "lab": "a kubelab lab with a cluster on it (kept by `invoke scenario NAME --keep`, or lab.up + an install)",
+    "kubeconfig": "a cluster kubelab did not make: its kubeconfig (with --ssh, --identity, --known-hosts)",
+    "ssh": "its nodes, USER@HOST[:PORT],... (every node a shell is wanted on; matched to nodes by InternalIP)",
+    "identity": "the private key the nodes accept (default ~/.ssh/id_ed25519)",
+    "known_hosts": "the nodes' host keys: required with --ssh (nothing is trusted on first use)",
+    "layers": "all, or some of: nodes,etcd,certificates,dns,records,kube-system,workload",
+    "image": "the image verify's pods run (busybox-like: sh, nslookup, wget, httpd; default kubelab's toolbox)",
+    "dry_run": "print what each layer would read, reach nothing",
+})
+@harness_errors
+def verify(c, lab=None, kubeconfig=None, ssh=None, identity=None, known_hosts=None, layers="all", image=None,
+           dry_run=False):
+    """Check a running cluster layer by layer, whatever installed it. Exit 0/1/2."""
+    import os
+    from pathlib import Path
+
+    from harness import verify as layers_of
+    from harness.verify.access import TOOLBOX
+    from harness.verify.session import lab_connector, ssh_connector, verify as run_verify
+
+    try:
+        chosen = layers_of.chosen(layers)
+    except ValueError as exc:
+        raise UsageError(f"--layers: {exc}") from None
+    if bool(lab) == bool(kubeconfig):
+        raise UsageError("give either --lab LAB or --kubeconfig FILE --ssh USER@HOST,... --known-hosts FILE")
+    if lab and (ssh or identity or known_hosts):
+        raise UsageError("--ssh, --identity and --known-hosts go with --kubeconfig; a lab brings its own keys")
+    if kubeconfig and not ssh:
+        raise UsageError("--kubeconfig needs --ssh USER@HOST,...: the layers read files on the nodes too")
+    if kubeconfig and not Path(kubeconfig).is_file():
+        raise UsageError(f"--kubeconfig {kubeconfig}: no such file")
+    if dry_run:
+        for name in chosen:
+            print(f"[verify] {name}: {layers_of.layer(name).READS}")
+        return
+    if lab:
+        connect = lab_connector(lab, image or TOOLBOX)
+    else:
+        connect = ssh_connector(Path(kubeconfig), ssh, Path(identity or os.path.expanduser("~/.ssh/id_ed25519")),
+                                Path(known_hosts) if known_hosts else None, image or TOOLBOX)
+    result = run_verify(connect, chosen, progress=Progress())
+    print(result.directory)
+    if result.exit_code:
+        raise Exit(f"kubelab: {result.result}: {result.reason}", code=result.exit_code)
+
+
+ns.add_task(verify)

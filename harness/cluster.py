@@ -55,6 +55,40 @@ class ClusterClient:
     def events(self, namespace: str):
         return self.core.list_namespaced_event(namespace, _request_timeout=REQUEST_TIMEOUT).items
 
+    def all_pods(self):
+        return self.core.list_pod_for_all_namespaces(_request_timeout=REQUEST_TIMEOUT).items
+
+    def services(self, namespace: str, selector: str = ""):
+        return self.core.list_namespaced_service(namespace, label_selector=selector or None,
+                                                 _request_timeout=REQUEST_TIMEOUT).items
+
+    def daemon_sets(self):
+        return self.apps.list_daemon_set_for_all_namespaces(_request_timeout=REQUEST_TIMEOUT).items
+
+    def deployments(self):
+        return self.apps.list_deployment_for_all_namespaces(_request_timeout=REQUEST_TIMEOUT).items
+
+    def replica_sets(self):
+        return self.apps.list_replica_set_for_all_namespaces(_request_timeout=REQUEST_TIMEOUT).items
+
+    def config_map(self, namespace: str, name: str):
+        """The ConfigMap, or None where there is none."""
+        try:
+            return self.core.read_namespaced_config_map(name, namespace, _request_timeout=REQUEST_TIMEOUT)
+        except self.client.exceptions.ApiException as exc:
+            if exc.status == 404:
+                return None
+            raise
+
+    def kubelet_config(self, node: str) -> dict:
+        """The running kubelet's configuration, as it reports it (`/configz` through the API
+        server's node proxy): the same for any installer, whatever file it was read from."""
+        import json
+
+        response = self.core.connect_get_node_proxy_with_path(node, "configz", _preload_content=False,
+                                                              _request_timeout=REQUEST_TIMEOUT)
+        return json.loads(response.data).get("kubeletconfig", {})
+
     def exec(self, namespace: str, pod: str, argv: list[str], timeout: int = 30) -> str:
         from kubernetes.stream import stream
 
@@ -66,26 +100,28 @@ class ClusterClient:
             raise
 
     # -- proof workloads ------------------------------------------------------
-    def ensure_probe_pod(self, image: str) -> None:
+    def ensure_probe_pod(self, image: str, name: str = PROBE_POD) -> None:
         c = self.client
         try:
-            self.core.read_namespaced_pod(PROBE_POD, NAMESPACE, _request_timeout=REQUEST_TIMEOUT)
+            self.core.read_namespaced_pod(name, NAMESPACE, _request_timeout=REQUEST_TIMEOUT)
             return
         except c.exceptions.ApiException as exc:
             if exc.status != 404:
                 raise
         pod = c.V1Pod(
-            metadata=c.V1ObjectMeta(name=PROBE_POD, labels={"app": PROBE_POD}),
+            metadata=c.V1ObjectMeta(name=name, labels={"app": name}),
             spec=c.V1PodSpec(
                 containers=[c.V1Container(name="toolbox", image=image, command=["sleep", "86400"])],
                 tolerations=[c.V1Toleration(operator="Exists", effect="NoSchedule")],
                 termination_grace_period_seconds=0))
         self.core.create_namespaced_pod(NAMESPACE, pod, _request_timeout=REQUEST_TIMEOUT)
 
-    def ensure_web(self, image: str, name: str = WEB, replicas: int = 2) -> None:
+    def ensure_web(self, image: str, name: str = WEB, replicas: int = 2, tolerate: bool | None = None) -> None:
+        """`tolerate` the control-plane taint (default: only kubelab-web does)."""
         c = self.client
         labels = {"app": name}
-        tolerations = [c.V1Toleration(operator="Exists", effect="NoSchedule")] if name == WEB else None
+        tolerate = name == WEB if tolerate is None else tolerate
+        tolerations = [c.V1Toleration(operator="Exists", effect="NoSchedule")] if tolerate else None
         try:
             self.apps.read_namespaced_deployment(name, NAMESPACE, _request_timeout=REQUEST_TIMEOUT)
         except c.exceptions.ApiException as exc:
@@ -113,3 +149,20 @@ class ClusterClient:
             service = c.V1Service(metadata=c.V1ObjectMeta(name=name), spec=c.V1ServiceSpec(
                 selector=labels, ports=[c.V1ServicePort(port=80, target_port=8080)]))
             self.core.create_namespaced_service(NAMESPACE, service, _request_timeout=REQUEST_TIMEOUT)
+
+    def delete_proof(self, names: list[str]) -> list[str]:
+        """Remove proof objects by name (Deployments, Services, Pods in the default namespace);
+        what was deleted, in order. Absent ones are not an error: a cleanup runs whatever happened."""
+        c, gone = self.client, []
+        for kind, delete in (("Deployment", self.apps.delete_namespaced_deployment),
+                             ("Service", self.core.delete_namespaced_service),
+                             ("Pod", self.core.delete_namespaced_pod)):
+            for name in names:
+                try:
+                    delete(name, NAMESPACE, grace_period_seconds=0, propagation_policy="Background",
+                           _request_timeout=REQUEST_TIMEOUT)
+                    gone.append(f"{kind}/{name}")
+                except c.exceptions.ApiException as exc:
+                    if exc.status != 404:
+                        raise
+        return gone

@@ -206,6 +206,7 @@ class Scenario:
     expect: tuple[Check, ...] = ()
     recover: tuple[StepDef, ...] = ()
     verify: tuple[Check, ...] = ()
+    verify_layers: tuple[str, ...] = ()  # `verify: [{layers: all}]`: harness/verify's layers, after the checks
     observe: tuple[Check, ...] = ()
     evidence: tuple[EvidenceDef, ...] = ()
     facts: tuple[FactDef, ...] = ()

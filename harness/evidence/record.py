@@ -154,6 +154,29 @@ class RunRecord:
         self.save()
         return entry
 
+    def finding(self, phase: str, finding, started: float) -> dict:
+        """A verify layer's finding, as an observation (kind `verify`, check `<layer>: <check>`):
+        `met` True/False where it asserts, None where it records a fact or does not apply."""
+        name = f"{finding.layer}: {finding.check}"
+        log = ""
+        if finding.detail:
+            log = self._log_name(phase, finding.layer, finding.check)
+            self.write_file(log, f"# layer: {finding.layer}\n# check: {finding.check}\n# source: {finding.source}\n"
+                                 f"--- what was read\n{finding.detail}\n")
+        now = time.time()
+        entry = {
+            "kind": "verify", "phase": phase, "check": name, "machine": "cluster", "probe": f"verify layer {finding.layer}",
+            "command": finding.source, "met": finding.met, "expected": finding.verdict, "verdict": finding.verdict,
+            "layer": finding.layer, "value": finding.value[:MAX_VALUE_CHARS],
+            "matched": finding.value[:MAX_VALUE_CHARS] if finding.verdict != "not applicable"
+            else f"not applicable: {finding.value}"[:MAX_VALUE_CHARS],
+            "at": round(now, 3), "after": round(now - started, 3), "polls": 1, "within": 0.0, "stable_for": 0.0,
+            "source": finding.source, "log": log,
+        }
+        self.data["observations"].append(entry)
+        self.save()
+        return entry
+
     def not_applicable(self, kind: str, phase: str, check, machine: str, facts: dict) -> None:
         self.data["observations"].append({
             "kind": kind, "phase": phase, "check": check.name, "machine": machine, "probe": "", "command": "",

@@ -248,6 +248,8 @@ class Engine:
                 self.record.skipped_step(phase, step.name, step.machine, step.note)
             elif step.action == "not-applicable":
                 self.record.not_applicable(step.kind, phase, step.check, step.machine, self._facts_of(step.machine))
+            elif step.action == "verify-layer":
+                self._verify_layer(step, entry)
             elif step.action == "check":
                 obs = self._observe(step, entry)
                 if step.kind == "armed" and not obs["met"]:
@@ -342,6 +344,32 @@ class Engine:
         self.progress.note(f"{step.phase}: {check.name} on {step.machine}: {mark} "
                            f"({obs['matched'][:80] or obs['value']!r})")
         return obs
+
+    def _verify_layer(self, step: Step, entry) -> None:
+        """One of harness/verify's layers against this lab's cluster; its findings are verify
+        observations (a `does not hold` is a check not met). verify's own pods go after the last."""
+        from ..verify.access import Access, match_nodes
+        from ..verify.run import run_layers
+
+        rec = self.record
+        cluster = self._cluster_client()
+        # by address: a node's name is whatever its kubelet registered
+        remotes, _ = match_nodes(cluster.nodes(), {self.lab.ip(m): self.lab.remote(m) for m in self.lab.machines})
+        access = Access(cluster, remotes, on_read=lambda node, result: rec.step(
+            step.phase, f"verify {step.name}", node, result))
+        self.progress.update(f"verify layer {step.name}: {step.command[:100]} ...")
+
+        def on_finding(f):
+            obs = rec.finding(step.phase, f, entry["started_at"])
+            self.progress.note(f"verify: {f.layer}: {f.check}: {f.verdict} ({f.value[:80]})")
+            return obs
+
+        run_layers(access, (step.name,), on_finding,
+                   lambda name, text: rec.write_file(f"steps/verify-{name}-error.log", text))
+        if step.name == next(s for s in reversed(self.steps) if s.action == "verify-layer").name:
+            removed = access.cleanup()
+            if removed:
+                self.progress.note(f"verify: removed {', '.join(removed)}")
 
     def _facts_of(self, machine: str) -> dict:
         """What the plan's version gates read for this machine (the release installed too)."""

@@ -715,6 +715,40 @@ def _facts(c: _Checker, raw, path, checks: set[str]) -> tuple[FactDef, ...]:
     return tuple(out)
 
 
+def _verify(c: _Checker, raw, install: InstallDef) -> tuple[tuple[Check, ...], tuple[str, ...]]:
+    """The verify section: checks, and `{layers: all}` (or a list of layers) entries that run
+    harness/verify's layers against the cluster after the checks."""
+    from .. import verify as layers_of
+
+    items = c.listing(raw, ("verify",))
+    layers: list[str] = []
+    checks = []
+    for i, item in enumerate(items):
+        if not (isinstance(item, dict) and "layers" in item):
+            checks.append((i, item))
+            continue
+        m = c.mapping(item, ("verify", i), required=("layers",))
+        if m is None:
+            continue
+        try:
+            layers += [n for n in layers_of.chosen(m["layers"]) if n not in layers]
+        except ValueError as exc:
+            c.bad(("verify", i, "layers"), str(exc))
+        if install.track == "none":
+            c.bad(("verify", i, "layers"), "the layers check a Kubernetes cluster; this scenario installs none "
+                                           "(`install.track: none`)")
+    out, seen = [], set()
+    for i, item in checks:
+        chk = _check(c, item, ("verify", i), "verify")
+        if chk is None:
+            continue
+        if chk.name in seen:
+            c.bad(("verify", i, "name"), f"duplicate check name `{chk.name}` in verify")
+        seen.add(chk.name)
+        out.append(chk)
+    return tuple(out), tuple(n for n in layers_of.LAYERS if n in layers)
+
+
 def validate(src: Source, path: Path, problems: list[str]) -> Scenario | None:
     before = len(problems)
     c = _Checker(src, problems)
@@ -739,7 +773,7 @@ def validate(src: Source, path: Path, problems: list[str]) -> Scenario | None:
     faults = _faults(c, top.get("faults"), ("faults",))
     expect = _checks(c, top.get("expect"), ("expect",), "expect")
     recover = _steps(c, top.get("recover"), ("recover",))
-    verify = _checks(c, top.get("verify"), ("verify",), "verify")
+    verify, verify_layers = _verify(c, top.get("verify"), install)
     observe = _checks(c, top.get("observe"), ("observe",), "observe")
     evidence = _evidence(c, top.get("evidence"), ("evidence",))
     facts = _facts(c, top.get("facts"), ("facts",), {x.name for x in expect + verify + observe})
@@ -767,7 +801,7 @@ def validate(src: Source, path: Path, problems: list[str]) -> Scenario | None:
     if len(problems) > before or lab is None or name is None or summary is None:
         return None
     return Scenario(name=name, summary=summary, lab=lab, install=install, claims=tuple(claims), faults=faults,
-                    expect=expect, recover=recover, verify=verify, observe=observe, evidence=evidence, facts=facts,
+                    expect=expect, recover=recover, verify=verify, verify_layers=verify_layers, observe=observe, evidence=evidence, facts=facts,
                     warnings=tuple(_overlap_warnings(c, lab, install, recover)),
                     source_file=str(path), sha256=hashlib.sha256(path.read_bytes()).hexdigest())
 

@@ -25,7 +25,7 @@ POWER_CYCLE_TIMEOUT = 600.0  # the backend's own boot allowance under TCG
 class Step:
     phase: str
     machine: str
-    action: str  # run | write | fetch | check | reboot | power-cycle | evidence | not-applicable
+    action: str  # run | write | fetch | check | verify-layer | reboot | power-cycle | evidence | not-applicable
     name: str
     command: str = ""  # run, write, fetch and evidence: the command; check: the probe's command; power-cycle: kernel args
     check: Check | None = None
@@ -42,6 +42,8 @@ class Step:
             return [BOOT_ID, "systemctl reboot", BOOT_ID]
         if self.action in ("not-applicable", "power-cycle"):  # a power cycle goes through the backend
             return []
+        if self.action == "verify-layer":  # a layer's node commands depend on what the cluster says
+            return []
         return [self.command]
 
     def line(self) -> str:
@@ -49,6 +51,8 @@ class Step:
             return f"[{self.phase}] {self.machine}: (skipped: {self.note})"
         if self.action == "reboot":
             return f"[{self.phase}] {self.machine}: systemctl reboot    # {self.name}: then wait for a new boot id"
+        if self.action == "verify-layer":
+            return f"[{self.phase}] cluster: verify layer {self.name}    # reads {self.command}"
         if self.action == "power-cycle":
             args = f", once with kernel arguments `{self.command}`" if self.command else ""
             return f"[{self.phase}] {self.machine}: (backend) power off, boot{args}    # {self.name}: then wait for SSH"
@@ -202,6 +206,11 @@ def plan(scenario: Scenario, roles: dict[str, str], facts: dict[str, dict], cont
                     steps.append(Step("verify", m, "reboot", "reboot before check", timeout=REBOOT_TIMEOUT))
                     rebooted.append(m)
     steps += _check_steps("verify", "verify", scenario.verify, machines, facts, facts_known)
+    if scenario.verify_layers:
+        from .. import verify as layers_of
+
+        steps += [Step("verify", CLUSTER, "verify-layer", name, layers_of.layer(name).READS, kind="verify",
+                       timeout=layers_of.TIMEOUT) for name in scenario.verify_layers]
     for m, fault, _ in faults:  # each fault's own proof that the healthy state holds
         for c in fault.persistence_checks():
             named = replace(c, name=f"{fault.kind}: {c.name}")
