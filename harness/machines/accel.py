@@ -58,6 +58,14 @@ class Verdict:
                 "reason": self.reason if self.forced else f"measured: {self.reason}"}
 
 
+def lab_fields(state: dict) -> dict:
+    """A lab's acceleration as a run record keeps it: `TCG (software emulation)` or `KVM`, why, and
+    the whole verdict (older lab states kept only the domain type)."""
+    acc = state.get("acceleration") or {}
+    return {"accel": acc.get("label") or LABELS.get(state.get("domain_type", ""), state.get("domain_type", "")),
+            "accel_reason": acc.get("reason", ""), "acceleration": acc}
+
+
 def _boot_id() -> str:
     return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
 

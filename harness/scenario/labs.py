@@ -10,6 +10,7 @@ import time
 
 from .. import lifecycle, tuning
 from ..lab import Lab, LabSpec, MachineSpec
+from ..machines import accel
 from ..remote.ssh import SshRemote
 
 
@@ -54,10 +55,8 @@ class LabHandle:
 
     def describe(self) -> dict:
         s = self.lab.state
-        acc = s.get("acceleration") or {}
         return {"name": s["name"], "suite": s["suite"], "backend": s["backend"], "image": s["image"]["id"],
-                "accel": acc.get("label") or s.get("domain_type", ""), "accel_reason": acc.get("reason", ""),
-                "acceleration": acc}
+                **accel.lab_fields(s)}
 
     def tuning(self) -> tuning.Tuning:
         """What the lab's measured acceleration asks of a cluster on it."""

@@ -215,3 +215,11 @@ def test_a_tcg_run_records_the_tcg_profile_and_why(tmp_path):
     assert install["tuning"] == "tcg" and install["etcd"] == tuning.TCG_ETCD
     assert install["static_pod_patches"] == tuning.tcg_patches() and install["go_runtime"] == tuning.TCG_GO_ENV
     assert "TCG (software emulation)" in install["tuning_reason"]
+
+
+def test_a_report_names_the_acceleration_and_why_also_for_an_older_lab_state():
+    measured = accel.Verdict("qemu", "no /dev/kvm on this host", "boot")
+    assert accel.lab_fields({"domain_type": "qemu", "acceleration": measured.record()}) == {
+        "accel": "TCG (software emulation)", "accel_reason": "measured: no /dev/kvm on this host",
+        "acceleration": measured.record()}
+    assert accel.lab_fields({"domain_type": "kvm"})["accel"] == "KVM"
