@@ -67,7 +67,7 @@ def test_a_missing_kit_is_built_after_saying_what_and_how_long():
     assert prerequisites.ensure_kit(VERSION, notes, build=build, check=KubeVersion.parse) == {"built": True}
     assert build.calls == [VERSION]
     assert notes.lines == [f"the Kubernetes {VERSION} kit is not built yet: building it from Go modules, about 15 min "
-                           f"from an empty Go cache on a 2-core host (`invoke artifacts.build --kubernetes {VERSION}` "
+                           f"with a cold Go cache on a 2-core host (`invoke artifacts.build --kubernetes {VERSION}` "
                            "does the same)"]
 
 
@@ -106,11 +106,17 @@ def test_a_version_the_proxy_refuses_is_refused_before_building():
         prerequisites.ensure_kit(VERSION, Notes(), build=refuse, check=check)
 
 
-def test_with_gos_cache_warm_the_estimate_is_the_warm_one(cache):
-    (cache / "go" / "build" / "00").mkdir(parents=True)
+def test_with_gos_cache_warm_from_a_finished_build_the_estimate_is_the_warm_one(cache):
+    from harness.artifacts.kit import kits_dir
+
+    (cache / "go" / "build" / "00").mkdir(parents=True)  # an interrupted cold build: still cold
     notes = Notes()
     prerequisites.ensure_kit(VERSION, notes, build=Builder(), check=KubeVersion.parse)
-    assert "about 6 min with Go's build cache warm on a 2-core host" in notes.lines[0]
+    assert "about 15 min with a cold Go cache" in notes.lines[0]
+    kits_dir().mkdir(parents=True)
+    (kits_dir() / "kubernetes-v1.35.4.json").write_text("{}")  # another release's kit was finished here
+    prerequisites.ensure_kit(VERSION, notes, build=Builder(), check=KubeVersion.parse)
+    assert "about 6 min with Go's build cache warm on a 2-core host" in notes.lines[1]
 
 
 def test_a_missing_containerd_build_is_built_and_an_intact_one_is_not(cache):
@@ -168,6 +174,6 @@ def test_dry_run_says_the_run_builds_the_kit_first(monkeypatch):
     scenario = load(find("flannel-no-brnetfilter"))
     lines = dryrun.plan_lines(scenario, "sid", tuned=tuning.decide("qemu"))
     assert f"# the Kubernetes {scenario.install.kubernetes} kit is not built: the run builds it first, about " \
-           "15 min from an empty Go cache on a 2-core host" in lines
+           "15 min with a cold Go cache on a 2-core host" in lines
     lines = dryrun.plan_lines(scenario.with_containerd("2.4.2"), "sid", tuned=tuning.decide("qemu"))
     assert any(line.startswith("# containerd 2.4.2 is not built: the run builds it first") for line in lines)
