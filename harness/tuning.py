@@ -164,7 +164,9 @@ class Tuning:
                 "timeouts": dict(self.kubeadm_timeouts), "leader_election": dict(self.leader_election),
                 "etcd": dict(self.etcd_args), "encryption_algorithm": self.encryption_algorithm,
                 "static_pod_patches": dict(self.static_pod_patches), "go_runtime": dict(self.go_env),
-                "kubelet_args": dict(self.kubelet_args)}
+                "kubelet_args": dict(self.kubelet_args),
+                "guests": {"kernel_args": list(self.kernel_args), "tb_cache_mib": self.tb_cache_kubernetes_mib,
+                           "cpu_shares": dict(self.cpu_shares), "boot_in_turn": self.boot_in_turn}}
 
 
 def _tcg(why: str) -> Tuning:

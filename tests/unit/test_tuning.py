@@ -204,6 +204,7 @@ def test_a_kvm_run_sends_what_dry_run_prints_and_records_upstreams_defaults(tmp_
                                     "static_pod_patches", "go_runtime", "kubelet_args")} == {
         "timeouts": {}, "leader_election": {}, "etcd": {}, "encryption_algorithm": "", "static_pod_patches": {},
         "go_runtime": {}, "kubelet_args": {}}
+    assert install["guests"] == {"kernel_args": [], "tb_cache_mib": 0, "cpu_shares": {}, "boot_in_turn": False}
     assert "KVM: measured: a test kernel booted under KVM in 1.1s" in (result.directory / "report.md").read_text()
 
 
@@ -215,6 +216,8 @@ def test_a_tcg_run_records_the_tcg_profile_and_why(tmp_path):
     assert install["tuning"] == "tcg" and install["etcd"] == tuning.TCG_ETCD
     assert install["static_pod_patches"] == tuning.tcg_patches() and install["go_runtime"] == tuning.TCG_GO_ENV
     assert "TCG (software emulation)" in install["tuning_reason"]
+    assert install["guests"] == {"kernel_args": list(tuning.TCG_KERNEL_ARGS), "tb_cache_mib": 2048,
+                                 "cpu_shares": tuning.CPU_SHARES, "boot_in_turn": True}
 
 
 def test_a_report_names_the_acceleration_and_why_also_for_an_older_lab_state():
