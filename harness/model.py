@@ -46,6 +46,13 @@ class LabDef:
         return {m.name: m.role for m in self.machines}
 
 
+# A cluster's ranges when its scenario names none (the loader fills them in; nothing else
+# restates them): flannel's own Network (Documentation/kube-flannel.yml @ v0.28.4) and
+# kubeadm's default Service subnet (cmd/kubeadm/app/apis/kubeadm/v1beta4/defaults.go
+# DefaultServicesSubnet @ v1.36.3).
+DEFAULT_POD_CIDR = "10.244.0.0/16"
+DEFAULT_SERVICE_CIDR = "10.96.0.0/12"
+
 # Everything the track can prepare on a host; a scenario's `install.prepare` leaves out what its
 # fault is (a control run prepares all of it: the fault-free host).
 TRACK_PREPARE = ("ip_forward", "br_netfilter")
@@ -55,9 +62,9 @@ TRACK_PREPARE = ("ip_forward", "br_netfilter")
 class InstallDef:
     """How Kubernetes gets onto the machines; `track: none` for host-only scenarios."""
     track: str = "none"
-    kubernetes: str = ""  # "1.36.3"; empty with track none
-    pod_cidr: str = "10.244.0.0/16"
-    service_cidr: str = "10.96.0.0/12"
+    kubernetes: str = ""  # "1.36.3"; empty with track none (the loader's default: artifacts/versions.py)
+    pod_cidr: str = DEFAULT_POD_CIDR
+    service_cidr: str = DEFAULT_SERVICE_CIDR
     cni: str = "flannel"  # or none
     prepare: tuple[str, ...] = TRACK_PREPARE  # host preparation the track does itself
     kubernetes_version_in_config: bool = True  # false: ClusterConfiguration without kubernetesVersion
@@ -210,6 +217,9 @@ class Scenario:
     observe: tuple[Check, ...] = ()
     evidence: tuple[EvidenceDef, ...] = ()
     facts: tuple[FactDef, ...] = ()
+    # a cluster scenario CI's default test tier runs end to end on real guests (each costs 4-15
+    # minutes under TCG); the others run on demand, `pytest -m cluster`. Host scenarios: always
+    ci: bool = False
     warnings: tuple[str, ...] = ()  # file:line: what lint and a run print before anything is created
     source_file: str = ""
     sha256: str = ""

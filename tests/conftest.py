@@ -1,10 +1,12 @@
 """Tiers: unit tests need nothing; `vm` tests boot real guests on this host.
 
-A `vm` test whose host cannot run guests is skipped with the reason, except
-under CI=true, where a missing backend is a failure: CI must boot guests.
+A test that needs what this host lacks (a backend that cannot run guests, a tool
+scripts/setup installs) is skipped with a reason naming what is missing, except
+under CI=true, where it is a failure: CI has all of it, so a missing piece is a fault.
 """
 
 import os
+import shutil
 
 import pytest
 
@@ -13,8 +15,16 @@ IN_CI = os.environ.get("CI") == "true"
 
 def unavailable(reason: str):
     if IN_CI:
-        pytest.fail(f"CI=true and the vm tier cannot run: {reason}", pytrace=False)
+        pytest.fail(f"CI=true, so this is a failure, not a skip: {reason}", pytrace=False)
     pytest.skip(reason)
+
+
+def require_tool(tool: str, how: str) -> str:
+    """The path of `tool`, else skipped (failed under CI=true) naming it and `how` to get it."""
+    path = shutil.which(tool)
+    if path is None:
+        unavailable(f"`{tool}` is not installed ({how})")
+    return path
 
 
 @pytest.fixture(scope="session")

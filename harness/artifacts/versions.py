@@ -14,6 +14,9 @@ from dataclasses import dataclass
 from ..errors import UsageError
 
 DEFAULT_KUBERNETES = "1.36.3"
+# A release of the minor before the default's: the second row of the two-minor tests
+# (cgroup-driver-mismatch over two minors, kubeadm's config validation).
+PREVIOUS_KUBERNETES = "1.35.4"
 # The minors this kit knows how to build (their staging layout and Go line).
 SUPPORTED_MINORS = (34, 35, 36, 37)
 

@@ -25,8 +25,10 @@ import shutil
 import subprocess
 import time
 
-from .. import paths
+from .. import bringup, paths
+from ..capacity import check_capacity
 from ..errors import ImageError
+from ..lab import LabSpec, MachineSpec
 from ..progress import Progress
 from . import build as image_build
 from . import store
@@ -34,6 +36,7 @@ from .recipe import Recipe
 
 PROVISION_CPUS = 2
 PROVISION_MEMORY = 2048
+POWER_OFF_TIMEOUT = 120.0
 NODE_FORMAT = 1  # bump when the provisioning steps change
 
 
@@ -105,30 +108,30 @@ def ensure(suite: str, kubernetes: str, progress: Progress | None = None, preloa
 
 
 def _build(base, kit, tag, files, preload, final, digest, progress) -> store.Image:
-    from .. import lifecycle
+    """Provision a one-machine lab booted from `base`, then flatten its disk into `final`."""
     from ..remote.ssh import SshRemote
 
     started = time.time()
-    spec = lifecycle.plan_lab(1, base.suite, PROVISION_CPUS, PROVISION_MEMORY, f"nodeimg-{digest[:6]}",
-                              kubernetes=tag)
     built = base.manifest.get("containerd_build", {}).get("version")
-    spec = type(spec)(**{**spec.__dict__, "node_image": False, "containerd": built})
-    lab = lifecycle.up(spec, progress)
+    cpus = min(PROVISION_CPUS, os.cpu_count() or 1)
+    spec = LabSpec(f"nodeimg-{digest[:6]}", base.suite, "libvirt", (MachineSpec("node1", "node", cpus, PROVISION_MEMORY),),
+                   kubernetes=tag, node_image=False, containerd=built)
+    check_capacity(spec.machines, kubernetes=tag)
+    backend = bringup.ready(spec.backend, progress)
+    lab = bringup.start(spec, base, backend, progress)
     work = paths.images_dir() / f".build-{final.name}-{os.getpid()}"
     try:
-        machine = lab.state["machines"][0]
-        with SshRemote(lab.ssh_target(machine["name"])) as remote:
+        machine = lab.state["machines"][0]["name"]
+        with SshRemote(lab.ssh_target(machine)) as remote:
             versions = _provision(remote, kit, files, preload, progress)
             _seal(remote, progress)
-        backend = lifecycle.backend_for(lab.state["backend"])
         with progress.step("node image: power off"):
-            _power_off(backend, lab, machine)
+            backend.power_off(lab, machine, POWER_OFF_TIMEOUT)
         with progress.step("node image: flatten the disk into a standalone qcow2"):
             shutil.rmtree(work, ignore_errors=True)
             work.mkdir(parents=True)
-            disk = _overlay_path(backend, lab, machine)
-            subprocess.run(["qemu-img", "convert", "-O", "qcow2", disk, str(work / "root.qcow2")],
-                           check=True, timeout=1200, capture_output=True)
+            subprocess.run(["qemu-img", "convert", "-O", "qcow2", str(backend.disk_file(lab, machine)),
+                            str(work / "root.qcow2")], check=True, timeout=1200, capture_output=True)
             image_build.copy_boot_file(base.kernel, work / "vmlinuz")
             image_build.copy_boot_file(base.initrd, work / "initrd.img")
         manifest = {
@@ -145,7 +148,7 @@ def _build(base, kit, tag, files, preload, final, digest, progress) -> store.Ima
         shutil.rmtree(work, ignore_errors=True)
         raise
     finally:
-        lifecycle.down(lab.name, progress)
+        bringup.down(lab.name, progress)
     progress.note(f"node image {final.name}: built in {time.time() - started:.0f}s")
     return store.load(final)
 
@@ -213,21 +216,3 @@ def _seal(remote, progress: Progress) -> None:
             "rm -rf /var/log/journal/* /tmp/* /var/tmp/*",
             "sync",
         ]), timeout=180)
-
-
-def _power_off(backend, lab, machine: dict) -> None:
-    dom = backend.conn.lookupByName(machine["domain"])
-    dom.shutdown()
-    deadline = time.monotonic() + 120
-    while dom.isActive():
-        if time.monotonic() > deadline:
-            raise ImageError(f"machine {machine['name']} did not power off within 120s")
-        time.sleep(0.5)
-
-
-def _overlay_path(backend, lab, machine: dict) -> str:
-    import xml.etree.ElementTree as ET
-
-    dom = backend.conn.lookupByName(machine["domain"])
-    source = ET.fromstring(dom.XMLDesc(0)).find("devices/disk[@device='disk']/source")
-    return source.get("file")

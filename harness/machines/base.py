@@ -71,6 +71,16 @@ class MachineBackend(abc.ABC):
         raise Unsupported(f"the {type(self).__name__} cannot power-cycle a machine")
 
     @abc.abstractmethod
+    def power_off(self, lab: "Lab", machine: str, timeout: float) -> None:
+        """Shut the machine down from inside (ACPI, so its disk is clean) and wait until it is
+        off; raise BackendError if it still runs after `timeout` (it is never forced off)."""
+
+    @abc.abstractmethod
+    def disk_file(self, lab: "Lab", machine: str) -> Path:
+        """The file holding the machine's root disk as it is now (its writable layer over the
+        image), for a caller that copies it while the machine is off."""
+
+    @abc.abstractmethod
     def collect_logs(self, lab: "Lab", machine: str, dest: Path) -> list[Path]:
         """Copy the machine's console log and definition into `dest`."""
 

@@ -507,6 +507,22 @@ class LibvirtBackend(MachineBackend):
         return (f"{how} in {off:.1f}s; booted" + (f" with `{kernel_args}` on the kernel command line" if kernel_args else "")
                 + f"; SSH answered {time.monotonic() - booted:.1f}s later")
 
+    def power_off(self, lab, machine: str, timeout: float) -> None:
+        dom = self._domain(lab, machine)
+        if dom.isActive():
+            dom.shutdown()
+        deadline = time.monotonic() + timeout
+        while dom.isActive():
+            if time.monotonic() > deadline:
+                raise BackendError(f"machine `{machine}` of lab `{lab.name}` did not power off within {timeout:g}s")
+            time.sleep(0.5)
+
+    def disk_file(self, lab, machine: str) -> Path:
+        source = ET.fromstring(self._domain(lab, machine).XMLDesc(0)).find("devices/disk[@device='disk']/source")
+        if source is None or not source.get("file"):
+            raise BackendError(f"machine `{machine}` of lab `{lab.name}` has no file-backed root disk")
+        return Path(source.get("file"))
+
     # -- logs --------------------------------------------------------------
     def collect_logs(self, lab, machine: str, dest: Path) -> list[Path]:
         dest.mkdir(parents=True, exist_ok=True)

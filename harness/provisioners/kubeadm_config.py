@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 
 import yaml
 
+from ..model import DEFAULT_POD_CIDR, DEFAULT_SERVICE_CIDR
+
 API = "kubeadm.k8s.io/v1beta4"
 KUBELET_API = "kubelet.config.k8s.io/v1beta1"
 PATCHES_DIR = "/etc/kubernetes/kubelab-patches"
@@ -30,8 +32,8 @@ JOIN_TIMEOUTS = ("kubernetesAPICall", "tlsBootstrap", "discovery", "kubeletHealt
 @dataclass(frozen=True)
 class ClusterSpec:
     kubernetes: str  # "v1.36.3", or "" to leave kubernetesVersion unset (the air-gap scenario)
-    pod_cidr: str = "10.244.0.0/16"
-    service_cidr: str = "10.96.0.0/12"
+    pod_cidr: str = DEFAULT_POD_CIDR
+    service_cidr: str = DEFAULT_SERVICE_CIDR
     cgroup_driver: str = "systemd"  # kubeadm's own default since 1.22
     timeouts: dict = field(default_factory=dict)  # InitConfiguration.timeouts; empty: kubeadm's
     extra_kubelet: dict = field(default_factory=dict)  # KubeletConfiguration fields

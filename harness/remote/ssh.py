@@ -65,9 +65,9 @@ class SshRemote:
         client = paramiko.SSHClient()
         client.get_host_keys().add(t.known_hosts_name, t.host_key.split()[0], _pinned_key(t.host_key))
         client.set_missing_host_key_policy(paramiko.RejectPolicy())
-        try:
-            pkey = paramiko.Ed25519Key.from_private_key_file(str(t.key_path))
-        except (OSError, paramiko.SSHException) as exc:
+        try:  # kubelab's own keys are ed25519; a user's (`verify --identity`) may be any type
+            pkey = paramiko.PKey.from_path(str(t.key_path))
+        except (OSError, paramiko.SSHException, ValueError) as exc:
             raise ConnectError(t, f"cannot read client key {t.key_path}: {type(exc).__name__}") from None
         try:
             client.connect(

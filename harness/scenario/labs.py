@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 
 from .. import lifecycle, tuning
+from ..capacity import check_capacity
 from ..lab import Lab, LabSpec, MachineSpec
 from ..machines import accel
 from ..remote.ssh import SshRemote
@@ -74,7 +75,7 @@ class BackendLabs:
 
     def up(self, scenario, suite: str, name: str, progress) -> LabHandle:
         spec = lab_spec(scenario, suite, name, self.backend_name)
-        lifecycle.check_capacity(spec.machines, kubernetes=spec.kubernetes)
+        check_capacity(spec.machines, kubernetes=spec.kubernetes)
         lab = lifecycle.up(spec, progress)
         return LabHandle(lab, lifecycle.backend_for(spec.backend))
 
@@ -100,7 +101,7 @@ def shape(spec: LabSpec) -> tuple:
 def make_pool_lab(spec: LabSpec, progress) -> Lab:
     """A lab for several scenarios in turn: booted once, every machine snapshotted at once
     (before any fault or `kubeadm init`: bootstrap tokens would go stale in a later snapshot)."""
-    lifecycle.check_capacity(spec.machines, kubernetes=spec.kubernetes)
+    check_capacity(spec.machines, kubernetes=spec.kubernetes)
     lab = lifecycle.up(spec, progress)
     backend = lifecycle.backend_for(spec.backend)
     try:

@@ -20,8 +20,9 @@ from ..lab import MAX_MACHINE_NAME, NAME_RE
 from ..params import Param
 from ..probes import PROBES
 from ..paths import project_root
-from ..model import (API_VERSION, CLUSTER, FAULT_PHASES, INSTALL_TRACKS, KIND, NOT_SET, ROLE_SELECTORS, ROLES, Check,
-                     Count, EvidenceDef, FactDef, FaultDef, InstallDef, LabDef, MachineDef, ProbeRef, Scenario, StepDef)
+from ..model import (API_VERSION, CLUSTER, DEFAULT_POD_CIDR, DEFAULT_SERVICE_CIDR, FAULT_PHASES, INSTALL_TRACKS, KIND,
+                     NOT_SET, ROLE_SELECTORS, ROLES, Check, Count, EvidenceDef, FactDef, FaultDef, InstallDef, LabDef,
+                     MachineDef, ProbeRef, Scenario, StepDef)
 from .yamlsrc import Source, format_path, read
 
 VAR_RE = re.compile(r"\{\{\s*vars\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
@@ -513,7 +514,7 @@ def _install(c: _Checker, raw, path, lab: LabDef | None) -> InstallDef:
     except HarnessError as exc:
         c.bad(path + ("kubernetes",), f"found {_show(m.get('kubernetes'))}; {str(exc).split(': ', 1)[-1]}")
     cidrs = {}
-    for key, default in (("pod_cidr", "10.244.0.0/16"), ("service_cidr", "10.96.0.0/12")):
+    for key, default in (("pod_cidr", DEFAULT_POD_CIDR), ("service_cidr", DEFAULT_SERVICE_CIDR)):
         cidrs[key] = str(m.get(key, default))
         if not _is_cidr(cidrs[key]):
             c.bad(path + (key,), f"found {_show(m.get(key))}; allowed: an IPv4 network like {default}")
@@ -753,7 +754,8 @@ def validate(src: Source, path: Path, problems: list[str]) -> Scenario | None:
     before = len(problems)
     c = _Checker(src, problems)
     top = c.mapping(src.data, (), required=("apiVersion", "kind", "name", "summary", "lab"),
-                    optional=("claims", "install", "faults", "expect", "recover", "verify", "observe", "evidence", "facts"))
+                    optional=("claims", "install", "faults", "expect", "recover", "verify", "observe", "evidence", "facts",
+                              "ci"))
     if top is None:
         return None
     if "apiVersion" in top and top["apiVersion"] != API_VERSION:
@@ -798,10 +800,17 @@ def validate(src: Source, path: Path, problems: list[str]) -> Scenario | None:
     for i in reinstalls:
         if install.track != "kubeadm":
             c.bad(("recover", i, "reinstall"), "allowed only with the kubeadm track (`install.track: kubeadm`)")
+    ci = top.get("ci", False)
+    if not isinstance(ci, bool):
+        c.bad(("ci",), f"found {_show(ci)}; allowed: true or false")
+    elif ci and install.track == "none":
+        c.bad(("ci",), "CI runs every host scenario already; `ci` chooses among the scenarios that install "
+                       "Kubernetes (leave it out)")
     if len(problems) > before or lab is None or name is None or summary is None:
         return None
     return Scenario(name=name, summary=summary, lab=lab, install=install, claims=tuple(claims), faults=faults,
-                    expect=expect, recover=recover, verify=verify, verify_layers=verify_layers, observe=observe, evidence=evidence, facts=facts,
+                    expect=expect, recover=recover, verify=verify, verify_layers=verify_layers, observe=observe,
+                    evidence=evidence, facts=facts, ci=ci is True,
                     warnings=tuple(_overlap_warnings(c, lab, install, recover)),
                     source_file=str(path), sha256=hashlib.sha256(path.read_bytes()).hexdigest())
 

@@ -9,7 +9,7 @@ import pytest
 
 from harness.artifacts import kit as kits
 from harness.artifacts import store
-from harness.artifacts.versions import KubeVersion
+from harness.artifacts.versions import DEFAULT_KUBERNETES, KubeVersion
 from harness.errors import UsageError
 from harness.oci import build as oci_build
 from harness.progress import Progress
@@ -28,7 +28,7 @@ def test_an_unserved_version_is_refused_with_the_served_ones():
         kits.check_version("1.36.99")
     text = str(info.value)
     assert "k8s.io/kubernetes@v1.36.99 is not served by the Go module proxy" in text
-    assert "1.36.3" in text and "1.34.0" in text
+    assert DEFAULT_KUBERNETES in text and "1.34.0" in text  # the default, and a served release of another minor
 
 
 def test_a_version_outside_the_supported_minors_is_refused_before_asking_the_proxy():

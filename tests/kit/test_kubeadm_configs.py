@@ -6,7 +6,7 @@ import subprocess
 import pytest
 
 from harness.artifacts import kit as kits
-from harness.artifacts.versions import DEFAULT_KUBERNETES
+from harness.artifacts.versions import DEFAULT_KUBERNETES, PREVIOUS_KUBERNETES
 from harness.progress import Progress
 from harness.provisioners.kubeadm import cluster_spec
 from harness.provisioners.kubeadm_config import ClusterSpec, init_config, join_config
@@ -16,7 +16,7 @@ from harness import tuning
 pytestmark = pytest.mark.artifacts
 
 # The default minor and the one before it (the matrix's second row).
-MINORS = [DEFAULT_KUBERNETES, "1.35.4"]
+MINORS = [DEFAULT_KUBERNETES, PREVIOUS_KUBERNETES]
 TOKEN = "abcdef.0123456789abcdef"
 HASH = "sha256:" + "ab" * 32
 

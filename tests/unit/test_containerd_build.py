@@ -1,7 +1,6 @@
 """containerd built from source: the version check, the build flags, and the image layer
 written into an ext4 file system with the real debugfs (no boot)."""
 
-import shutil
 import subprocess
 import textwrap
 
@@ -13,6 +12,9 @@ from harness.errors import UsageError
 from harness.images import containerd_image
 from harness.scenario.labs import lab_spec, shape
 from harness.scenario.load import load
+from tests.conftest import require_tool
+
+E2FSPROGS = "scripts/setup installs it: apt-get install -y e2fsprogs"
 
 
 @pytest.mark.parametrize("text,tag", [("2.2.9", "v2.2.9"), ("v2.4.2", "v2.4.2"), (" 2.3.7 ", "v2.3.7")])
@@ -51,9 +53,9 @@ def test_every_program_has_a_place_in_the_guest():
     assert names == set(built.INSTALL_PATHS)
 
 
-@pytest.mark.skipif(not (shutil.which("debugfs") and shutil.which("mkfs.ext4")),
-                    reason="needs debugfs and mkfs.ext4 (e2fsprogs)")
 def test_the_layer_replaces_files_in_an_ext4_image_offline(tmp_path):
+    for tool in ("debugfs", "mkfs.ext4"):
+        require_tool(tool, E2FSPROGS)
     root = tmp_path / "root"
     (root / "usr/bin").mkdir(parents=True)
     (root / "usr/bin/containerd").write_text("debian's\n")
@@ -81,8 +83,9 @@ def test_the_layer_replaces_files_in_an_ext4_image_offline(tmp_path):
     assert not list(tmp_path.glob("root.raw.*"))  # no script or read-back left
 
 
-@pytest.mark.skipif(not shutil.which("debugfs"), reason="needs debugfs (e2fsprogs)")
 def test_a_write_debugfs_could_not_do_is_an_error(tmp_path):
+    for tool in ("debugfs", "mkfs.ext4"):
+        require_tool(tool, E2FSPROGS)
     raw = tmp_path / "root.raw"
     subprocess.run(["truncate", "-s", "8M", str(raw)], check=True)
     subprocess.run(["mkfs.ext4", "-q", "-F", str(raw)], check=True)

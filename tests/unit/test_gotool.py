@@ -1,19 +1,19 @@
 """The `go` command as kubelab runs it: a failing build names the component, the exact
 command and Go's last lines. Uses the real go toolchain; nothing is downloaded."""
 
-import os
-import shutil
-
 import pytest
 
 from harness.artifacts import gotool
-from harness.errors import BuildFailed
+from harness.errors import ArtifactError, BuildFailed
+from tests.conftest import unavailable
 
 
 @pytest.fixture
 def broken_module(tmp_path):
-    if not (shutil.which("go") or os.access("/usr/local/go/bin/go", os.X_OK)):
-        pytest.skip("no Go toolchain on this host (scripts/setup expects Go at /usr/local/go)")
+    try:
+        gotool.go_binary()
+    except ArtifactError as exc:
+        unavailable(str(exc))
     d = tmp_path / "mod"
     d.mkdir()
     (d / "go.mod").write_text("module kubelab.invalid/broken\n\ngo 1.24\n")

@@ -3,26 +3,29 @@ prints; captured values reach the join; the kubeadm config it writes is valid v1
 
 import json
 import time
+from dataclasses import replace
 
 import pytest
 import yaml
 
 from harness import tuning
+from harness.artifacts.versions import DEFAULT_KUBERNETES
 from harness.probes.facts import COMMAND as FACTS_COMMAND
+from harness.probes.facts import parse as parse_facts
 from harness.remote.result import CommandResult
 from harness.scenario import dryrun
 from harness.scenario.engine import Engine, Options
-from harness.scenario.load import find, load
+from harness.scenario.load import all_files, find, load
 from harness.scenario.plan import BOOT_ID
 from tests.unit.test_cluster_probes import FakeCluster, node, pod
-from tests.unit.test_dryrun import collapse
+from tests.unit.test_dryrun import assert_sent_as_printed
 from tests.unit.test_engine import SID_FACTS, FakeClock
 
 HASH = "sha256:" + "ab" * 32
 INIT_OUT = ("Your Kubernetes control-plane has initialized successfully!\n\n"
             "kubeadm join 192.0.2.10:6443 --token abcdef.0123456789abcdef \\\n"
             f"\t--discovery-token-ca-cert-hash {HASH} \n")
-KIT = {"kubernetes": "v1.36.3", "kubeadm_images": ["registry.k8s.io/pause:3.10.2"]}
+KIT = {"kubernetes": f"v{DEFAULT_KUBERNETES}", "kubeadm_images": ["registry.k8s.io/pause:3.10.2"]}
 
 
 class Machine:
@@ -96,17 +99,6 @@ def run(control, tmp_path):
     return result, lab
 
 
-def printed(lines, machine):
-    out = []
-    for line in lines:
-        if not line.startswith("["):
-            continue
-        target, _, command = line.split("] ", 1)[1].split("    #")[0].partition(": ")
-        if target == machine:
-            out += [BOOT_ID, command, BOOT_ID] if command == "systemctl reboot" else [command]
-    return collapse(out)
-
-
 @pytest.mark.parametrize("control", [False, True], ids=["fault", "control"])
 def test_each_machine_gets_exactly_what_dry_run_prints(control, tmp_path, monkeypatch):
     result, lab = run(control, tmp_path)
@@ -115,8 +107,9 @@ def test_each_machine_gets_exactly_what_dry_run_prints(control, tmp_path, monkey
     monkeypatch.setattr(dryrun, "image_facts", lambda suite, containerd="": facts)
     monkeypatch.setattr("harness.artifacts.kit.load_kit", lambda version: KIT)
     lines = dryrun.plan_lines(load(find("kubeadm-baseline")), "sid", control=control, tuned=lab.tuning())
+    record = json.loads((result.directory / "run.json").read_text())
     for name, machine in lab.remotes.items():
-        assert collapse(machine.calls) == printed(lines, name), name
+        assert_sent_as_printed(machine.calls, lines, record, name)
 
 
 def test_the_join_gets_the_hash_kubeadm_printed_and_the_config_is_v1beta4(tmp_path):
@@ -127,7 +120,7 @@ def test_the_join_gets_the_hash_kubeadm_printed_and_the_config_is_v1beta4(tmp_pa
     assert [d["kind"] for d in docs] == ["InitConfiguration", "ClusterConfiguration", "KubeletConfiguration"]
     assert docs[0]["localAPIEndpoint"]["advertiseAddress"] == "192.0.2.10"
     assert {"name": "node-ip", "value": "192.0.2.10"} in docs[0]["nodeRegistration"]["kubeletExtraArgs"]
-    assert docs[1]["kubernetesVersion"] == "v1.36.3" and docs[1]["networking"]["podSubnet"] == "10.244.0.0/16"
+    assert docs[1]["kubernetesVersion"] == f"v{DEFAULT_KUBERNETES}" and docs[1]["networking"]["podSubnet"] == "10.244.0.0/16"
     join_cfg = yaml.safe_load(next(v for k, v in w.stdin.items() if "kubeadm-join.yaml" in k))
     assert join_cfg["discovery"]["bootstrapToken"]["caCertHashes"] == [HASH]
     assert join_cfg["discovery"]["bootstrapToken"]["apiServerEndpoint"] == "192.0.2.10:6443"
@@ -222,7 +215,8 @@ def test_an_init_the_fault_stops_is_an_expected_failure_then_the_reinstall_recov
              "pid1": "systemd", "cgroupfs": "cgroup2fs"}
     monkeypatch.setattr(dryrun, "image_facts", lambda suite, containerd="": facts)
     monkeypatch.setattr("harness.artifacts.kit.load_kit", lambda version: KIT)
-    assert collapse(cp.calls) == printed(dryrun.plan_lines(scenario, "sid", tuned=lab.tuning()), "cp1")
+    record = json.loads((result.directory / "run.json").read_text())
+    assert_sent_as_printed(cp.calls, dryrun.plan_lines(scenario, "sid", tuned=lab.tuning()), record, "cp1")
 
 
 def test_an_init_that_fails_unexpectedly_is_still_a_harness_failure(tmp_path):
@@ -267,7 +261,7 @@ def test_tcg_runtime_settings_reach_every_go_component(tmp_path):
     for name, patch in patches.items():
         env = {e["name"]: e["value"] for e in patch["spec"]["containers"][0]["env"]}
         assert env == TCG_GO_ENV, name
-    recorded = __import__("json").loads((result.directory / "run.json").read_text())["install"]
+    recorded = json.loads((result.directory / "run.json").read_text())["install"]
     assert recorded["go_runtime"] == TCG_GO_ENV and recorded["kubelet_args"] == {"housekeeping-interval": "30s"}
 
 
@@ -400,3 +394,44 @@ def test_a_reinstall_after_a_stopped_init_takes_new_ranges_too():
     assert [x.machine for x in steps if x.name == "kubeadm reset"] == ["cp1"]  # not a rebuild: init had stopped
     config = next(x.content for x in steps if x.name == "kubeadm config")
     assert "podSubnet: 172.20.0.0/16" in config
+
+
+class ScenarioLab(TwoNodeLab):
+    """The machines a scenario asks for, each answering everything (its kubeadm init succeeds)."""
+
+    def __init__(self, scenario):
+        self.remotes = {m.name: Machine(m.name) for m in scenario.lab.machines}
+        self.roles = scenario.lab.roles()
+
+    ip = lambda self, m: f"192.0.2.{10 + list(self.remotes).index(m)}"  # noqa: E731
+    role = lambda self, m: self.roles[m]  # noqa: E731
+
+    def power_cycle(self, machine, kernel_args, timeout):
+        return "powered off; booted"
+
+
+# every scenario with the kubeadm track under scenarios/, found there; each that has a control run
+CLUSTER_SCENARIOS = [p.stem for p in all_files() if load(p).install.track == "kubeadm"]
+
+
+@pytest.mark.parametrize("name", [n for n in CLUSTER_SCENARIOS if not load(find(n)).control_problem()])
+def test_a_control_run_of_each_cluster_scenario_sends_exactly_what_dry_run_prints(name, tmp_path, monkeypatch):
+    """In a control run nothing stops early, so every machine gets the whole plan. verify's
+    layers are left out: what they read on a node follows what the cluster says, so dry-run
+    prints one line per layer and no node command (plan.Step.commands)."""
+    scenario = replace(load(find(name)), verify_layers=())
+    lab, clock = ScenarioLab(scenario), FakeClock()
+    result = Engine(scenario, Options(runs_root=tmp_path / "runs", control=True), Labs(lab), clock=clock,
+                    sleep=clock.sleep, cluster_client=healthy_cluster, kit=KIT).run()
+    record = json.loads((result.directory / "run.json").read_text())
+    assert [p["status"] for p in record["phases"] if p["status"] not in ("ok", "skipped")] == [], result.reason
+    facts = parse_facts(CommandResult("cp1", FACTS_COMMAND, 0, SID_FACTS[1], "", 0, 0))
+    monkeypatch.setattr(dryrun, "image_facts", lambda suite, containerd="": facts)
+    monkeypatch.setattr("harness.artifacts.kit.load_kit", lambda version: KIT)
+    lines = dryrun.plan_lines(scenario, scenario.lab.suite, control=True)
+    for machine, remote in lab.remotes.items():
+        assert_sent_as_printed(remote.calls, lines, record, machine)
+
+
+def test_every_cluster_scenario_is_found():
+    assert {"kubeadm-baseline", "flannel-no-brnetfilter"} <= set(CLUSTER_SCENARIOS)

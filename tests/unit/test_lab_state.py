@@ -76,3 +76,36 @@ def test_subnet_choice_avoids_taken_networks():
 
     taken = [ipaddress.ip_network("192.168.100.0/24"), ipaddress.ip_network("192.168.96.0/21")]
     assert pick_subnet(taken, ["192.168.100.0/24", "192.168.101.0/24", "192.168.104.0/24"]) == "192.168.104.0/24"
+
+
+def test_down_all_removes_each_lab_then_sweeps_what_no_lab_claims(home, monkeypatch):
+    """`lab.down --all`: every lab through its own teardown, then the janitor, told to keep
+    nothing (every lab is gone), for what no state file knows. The janitor itself runs on
+    real libvirt in tests/vm/test_lab_teardown.py."""
+    from harness import bringup, lifecycle
+    from harness.progress import Progress
+    from harness.serve import lab as services
+
+    for name in ("one", "two"):
+        Lab.create(spec(name), {"id": "img"})
+    calls = []
+
+    class Backend:
+        def check(self):
+            pass
+
+        def destroy(self, lab):
+            calls.append(("destroy", lab.name))
+            return [f"domain kubelab-{lab.name}.node1"]
+
+        def remove_leftovers(self, keep_labs):
+            calls.append(("sweep", set(keep_labs)))
+            return ["volume kubelab-gone.node1.qcow2"]
+
+    monkeypatch.setattr(bringup, "backend_for", lambda name: Backend())
+    monkeypatch.setattr(lifecycle, "backend_for", lambda name: Backend())
+    monkeypatch.setattr(services, "stop", lambda lab: [])
+    monkeypatch.setattr(services, "orphans", lambda keep_labs: [])
+    removed = lifecycle.down_all(Progress(quiet=True))
+    assert calls == [("destroy", "one"), ("destroy", "two"), ("sweep", set())]
+    assert removed == ["volume kubelab-gone.node1.qcow2"] and Lab.names() == []

@@ -1,4 +1,5 @@
-"""libvirt backend robustness: a pool rescan during another lab's volume build, a kernel panic while booting."""
+"""libvirt backend robustness: a pool rescan during another lab's volume build, a kernel panic while booting,
+a machine that will not power off."""
 
 import libvirt
 import pytest
@@ -167,3 +168,60 @@ def test_under_tcg_machines_boot_in_turn_when_the_host_has_too_few_cores():
     assert boot_groups(two_nodes, in_turn=False, host_cores=2) == [["cp1", "w1"]]  # KVM: all at once
     assert boot_groups([("a", 1), ("b", 1), ("c", 1)], in_turn=True, host_cores=2) == [["a", "b"], ["c"]]
     assert boot_groups([("big", 4), ("w1", 1)], in_turn=True, host_cores=2) == [["big"], ["w1"]]
+
+
+# -- what node-image building asks of the backend ----------------------------------------
+class _Stopping:
+    """A domain that goes off `polls` checks after its ACPI shutdown (never, with None)."""
+
+    def __init__(self, polls, disk="/v/kubelab-img.node1.qcow2"):
+        self.polls, self.shutdowns, self.destroyed, self.disk = polls, 0, False, disk
+
+    def isActive(self):
+        if self.shutdowns and self.polls is not None:
+            self.polls -= 1
+        return not (self.shutdowns and self.polls is not None and self.polls < 0)
+
+    def shutdown(self):
+        self.shutdowns += 1
+
+    def destroy(self):
+        self.destroyed = True
+
+    def XMLDesc(self, flags):
+        return (f"<domain><devices><disk device='disk'><source file='{self.disk}'/></disk>"
+                "<disk device='disk'><source file='/v/seed'/></disk></devices></domain>")
+
+
+class _LabOf:
+    name = "img"
+
+
+def _backend_with(dom, monkeypatch):
+    """The backend on `dom`, its clock a counter that each look at it moves by 10 s."""
+    import types
+
+    backend = LibvirtBackend()
+    monkeypatch.setattr(backend, "_domain", lambda lab, machine: dom)
+    clock = iter(range(0, 10_000, 10))
+    monkeypatch.setattr("harness.machines.libvirt.time",
+                        types.SimpleNamespace(monotonic=lambda: next(clock), sleep=lambda s: None))
+    return backend
+
+
+def test_power_off_is_the_guests_own_shutdown_waited_for(monkeypatch):
+    dom = _Stopping(polls=3)
+    _backend_with(dom, monkeypatch).power_off(_LabOf(), "node1", timeout=60)
+    assert dom.shutdowns == 1 and not dom.destroyed and not dom.isActive()
+
+
+def test_a_machine_that_will_not_power_off_is_an_error_not_forced(monkeypatch):
+    dom = _Stopping(polls=None)
+    with pytest.raises(BackendError, match="machine `node1` of lab `img` did not power off within 30s"):
+        _backend_with(dom, monkeypatch).power_off(_LabOf(), "node1", timeout=30)
+    assert not dom.destroyed  # a disk cut off mid-write would be sealed into the image
+
+
+def test_the_disk_file_is_the_root_disk_of_the_definition(monkeypatch):
+    assert _backend_with(_Stopping(0), monkeypatch).disk_file(_LabOf(), "node1") == \
+        Path("/v/kubelab-img.node1.qcow2")

@@ -111,12 +111,13 @@ def test_capacity_counts_the_larger_cache_of_kubernetes_guests():
     import pytest
 
     from harness import lifecycle
+    from harness.capacity import GUEST_OVERHEAD_MIB, KUBERNETES_OVERHEAD_MIB
     from harness.errors import UsageError
 
-    lifecycle.plan_lab(2, "sid", 1, 2048, "cap", available_mib=2 * (2048 + lifecycle.GUEST_OVERHEAD_MIB))
-    with pytest.raises(UsageError, match=f"{lifecycle.KUBERNETES_OVERHEAD_MIB} MiB QEMU overhead each"):
+    lifecycle.plan_lab(2, "sid", 1, 2048, "cap", available_mib=2 * (2048 + GUEST_OVERHEAD_MIB))
+    with pytest.raises(UsageError, match=f"{KUBERNETES_OVERHEAD_MIB} MiB QEMU overhead each"):
         lifecycle.plan_lab(2, "sid", 1, 2048, "cap", kubernetes="1.36.3",
-                           available_mib=2 * (2048 + lifecycle.GUEST_OVERHEAD_MIB))
+                           available_mib=2 * (2048 + GUEST_OVERHEAD_MIB))
 
 
 def test_lab_disks_ignore_guest_flushes():

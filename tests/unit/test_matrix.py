@@ -16,6 +16,7 @@ from harness.matrix import cells as cellmod
 from harness.matrix import export, report, run, schedule
 from harness.matrix.cells import HOST, Cell, make_cells, support
 from harness.scenario.load import find, load
+from tests.conftest import unavailable
 
 
 @pytest.fixture(scope="module")
@@ -323,7 +324,7 @@ def exported(fmt, scenarios, kubernetes=("1.30.0", "1.36.3"), suites=("trixie", 
 def check_jsonschema(tmp_path, schema, text, name):
     exe = shutil.which("check-jsonschema") or str(Path(sys.executable).with_name("check-jsonschema"))
     if not Path(exe).exists():
-        pytest.skip("check-jsonschema is not installed (scripts/setup installs the test extras)")
+        unavailable("`check-jsonschema` is not installed (scripts/setup installs the test extras: pip install -e '.[test]')")
     path = tmp_path / name
     path.write_text(text)
     return subprocess.run([exe, "--builtin-schema", schema, str(path)], capture_output=True, text=True)

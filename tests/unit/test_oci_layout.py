@@ -2,14 +2,12 @@
 
 import hashlib
 import json
-import shutil
 import subprocess
 import tarfile
 
-import pytest
-
 from harness.oci.layout import (CAP_NET_BIND_SERVICE, MEDIA_LAYER, ImageConfig, Node, file_capability,
                                 write_layer, write_layout)
+from tests.conftest import require_tool
 
 
 def build(directory, binary_data=b"\x7fELF fake binary", user="65535:65535"):
@@ -25,9 +23,8 @@ def build(directory, binary_data=b"\x7fELF fake binary", user="65535:65535"):
 
 
 def skopeo(*args):
-    if not shutil.which("skopeo"):
-        pytest.skip("skopeo is not installed (scripts/setup installs it: apt-get install -y skopeo)")
-    out = subprocess.run(["skopeo", *args], capture_output=True, text=True, timeout=60)
+    exe = require_tool("skopeo", "scripts/setup installs it: apt-get install -y skopeo")
+    out = subprocess.run([exe, *args], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)
 

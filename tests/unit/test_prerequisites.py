@@ -141,10 +141,6 @@ def test_lab_up_builds_a_missing_kit_before_the_node_image(monkeypatch):
 
     order = []
 
-    class Backend:
-        def check(self):
-            order.append("check")
-
     class Stop(Exception):
         pass
 
@@ -152,8 +148,7 @@ def test_lab_up_builds_a_missing_kit_before_the_node_image(monkeypatch):
         order.append("node image")
         raise Stop
 
-    monkeypatch.setattr(lifecycle.host, "prepare", lambda log=None: None)
-    monkeypatch.setattr(lifecycle, "backend_for", lambda name: Backend())
+    monkeypatch.setattr(lifecycle, "ready", lambda backend, progress: order.append("host and backend ready"))
     monkeypatch.setattr(kits, "check_version", KubeVersion.parse)
     monkeypatch.setattr(kits, "build_kit", lambda version, progress: order.append(f"build kit {version}")
                         or {"kubernetes": version.tag})
@@ -162,7 +157,7 @@ def test_lab_up_builds_a_missing_kit_before_the_node_image(monkeypatch):
     spec = LabSpec("fresh", "sid", "libvirt", (MachineSpec("cp1", "control-plane", 2, 3072),), kubernetes=VERSION.tag)
     with pytest.raises(Stop):
         lifecycle.up(spec, Notes())
-    assert order == ["check", f"build kit {VERSION}", "node image"]
+    assert order == ["host and backend ready", f"build kit {VERSION}", "node image"]
 
 
 def test_dry_run_says_the_run_builds_the_kit_first(monkeypatch):

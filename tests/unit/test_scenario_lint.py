@@ -7,6 +7,8 @@ A missing key is reported at the first line of the mapping that lacks it.
 """
 
 import os
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -16,12 +18,12 @@ from harness.faults import FAULTS
 from harness.paths import project_root
 from harness.probes import PROBES
 from harness.errors import ScenarioError
-from harness.scenario.load import load
+from harness.scenario.load import all_files, load, load_into
 
 FAULT_KINDS = ", ".join(FAULTS)
 PROBE_KINDS = ", ".join(PROBES)
 CPUS = os.cpu_count() or 1
-TOP_KEYS = "apiVersion, kind, name, summary, lab, claims, install, faults, expect, recover, verify, observe, evidence, facts"
+TOP_KEYS = "apiVersion, kind, name, summary, lab, claims, install, faults, expect, recover, verify, observe, evidence, facts, ci"
 MACHINE_NAME_RULE = "a name of lowercase letters, digits and single dashes, at most 15 characters"
 ONE_MATCHER = "allowed: exactly one of pattern, absent, count, equals"
 
@@ -283,6 +285,26 @@ CASES = [
          "bad.yaml:5: install.kubernetes: found '1.30.1'; kubelab builds Kubernetes 1.34, 1.35, 1.36, 1.37",
          "bad.yaml:5: install.cni: found 'calico'; allowed: flannel, none",
          "bad.yaml:5: install.prepare: found a list; allowed: a list of ip_forward, br_netfilter (or [])"),
+    case("ci-not-a-boolean", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        install: {track: kubeadm}
+        lab: {suite: sid, machines: [{name: cp1, role: control-plane}]}
+        ci: sometimes
+        """,
+         "bad.yaml:7: ci: found 'sometimes'; allowed: true or false"),
+    case("ci-on-a-host-scenario", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        lab: {suite: bookworm, machines: [{name: node1}]}
+        ci: true
+        """,
+         "bad.yaml:6: ci: CI runs every host scenario already; `ci` chooses among the scenarios that install "
+         "Kubernetes (leave it out)"),
     case("lab-network-not-a-private-24", """\
         apiVersion: kubelab/v1
         kind: Scenario
@@ -963,14 +985,44 @@ def test_importing_file_wins_over_imported_values(tmp_path):
     assert [m.name for m in scenario.lab.machines] == ["node1"]
 
 
-@pytest.mark.parametrize("path", sorted((project_root() / "scenarios").glob("*.yaml")), ids=lambda p: p.stem)
-def test_shipped_scenarios_load_without_problems(path):
-    scenario = load(path)
-    assert scenario.name == path.stem
+@pytest.mark.parametrize("path", all_files(), ids=lambda p: p.stem)
+def test_every_shipped_scenario_lints_clean(path):
+    """Each file under scenarios/, found as `invoke scenario.lint` finds it: no problem, no warning."""
+    problems = []
+    scenario = load_into(path, problems)
+    assert problems == [] and scenario.name == path.stem
+    assert scenario.warnings == ()
 
 
-def test_shipped_scenarios_exist():
-    assert sorted((project_root() / "scenarios").glob("*.yaml")), "no scenarios/*.yaml found"
+def test_scenario_lint_checks_every_file_under_scenarios():
+    files = all_files()  # scenarios/*.yaml (or $KUBELAB_SCENARIOS)
+    assert files
+    out = subprocess.run([str(Path(sys.executable).with_name("invoke")), "scenario.lint"], cwd=project_root(),
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert f"{len(files)} scenario file(s) valid" in out.stdout
+
+
+def test_a_kubeadm_scenario_that_names_no_release_or_ranges_gets_the_one_default_of_each(tmp_path):
+    from harness.artifacts.versions import DEFAULT_KUBERNETES
+    from harness.model import DEFAULT_POD_CIDR, DEFAULT_SERVICE_CIDR
+    from harness import tuning
+    from harness.provisioners.kubeadm import cluster_spec
+
+    assert lint(tmp_path, """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: plain
+        summary: A cluster with every default.
+        install: {track: kubeadm}
+        lab: {suite: sid, machines: [{name: cp1, role: control-plane}]}
+        """, file="plain.yaml") == []
+    install = load(tmp_path / "plain.yaml").install
+    assert (install.kubernetes, install.pod_cidr, install.service_cidr) == \
+        (DEFAULT_KUBERNETES, DEFAULT_POD_CIDR, DEFAULT_SERVICE_CIDR)
+    spec = cluster_spec(install, tuning.decide("kvm"))
+    assert (spec.kubernetes, spec.pod_cidr, spec.service_cidr) == \
+        (f"v{DEFAULT_KUBERNETES}", DEFAULT_POD_CIDR, DEFAULT_SERVICE_CIDR)
 
 
 def test_whole_value_variable_keeps_its_type(tmp_path):

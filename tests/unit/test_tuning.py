@@ -14,8 +14,8 @@ from harness.scenario.engine import Engine, Options
 from harness.scenario.load import find, load
 from harness.scenario.plan import plan
 from tests.unit.test_engine import FakeClock
-from tests.unit.test_kubeadm_track import KIT, Labs, TwoNodeLab, healthy_cluster, printed
-from tests.unit.test_dryrun import collapse
+from tests.unit.test_dryrun import assert_sent_as_printed
+from tests.unit.test_kubeadm_track import KIT, Labs, TwoNodeLab, healthy_cluster
 
 FACTS = {"containerd": "2.1.9~ds1-1", "runc": "1.3.6", "os": "x", "kernel": "x", "systemd": "x",
          "pid1": "systemd", "cgroupfs": "cgroup2fs"}
@@ -194,9 +194,9 @@ def test_a_kvm_run_sends_what_dry_run_prints_and_records_upstreams_defaults(tmp_
     monkeypatch.setattr(dryrun, "image_facts", lambda suite, containerd="": FACTS)
     monkeypatch.setattr("harness.artifacts.kit.load_kit", lambda version: KIT)
     lines = dryrun.plan_lines(scenario, "sid", tuned=lab.tuning())
-    for name, machine in lab.remotes.items():
-        assert collapse(machine.calls) == printed(lines, name), name
     run = json.loads((result.directory / "run.json").read_text())
+    for name, machine in lab.remotes.items():
+        assert_sent_as_printed(machine.calls, lines, run, name)
     install = run["install"]
     assert install["tuning"] == "kvm"
     assert install["tuning_reason"] == "guests run under KVM (measured): upstream's defaults"

@@ -2,19 +2,18 @@
 
 import json
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
-
 from harness.paths import project_root
+from tests.conftest import require_tool
 
-RUBY = shutil.which("ruby")
 RECORDER = Path(__file__).parent.parent / "fixtures" / "vagrant" / "record_config.rb"
-# CI installs vagrant, and ruby with it: there a missing ruby is a failure, not a skip
-pytestmark = pytest.mark.skipif(RUBY is None and os.environ.get("CI") != "true",
-                                reason="ruby is not installed (it comes with Debian's vagrant package)")
+
+
+def ruby() -> str:
+    return require_tool("ruby", "it comes with Debian's vagrant package, which scripts/setup installs")
+
 
 TOPOLOGY = {
     "lab": "demo", "box": "kubelab-debian-bookworm-49d212a2d7da", "driver": "qemu", "pool": "kubelab",
@@ -35,11 +34,11 @@ def load_vagrantfile(lab_dir, command="status"):
     env.pop("KUBELAB_LAB", None)
     if lab_dir is not None:
         env["KUBELAB_LAB"] = str(lab_dir)
-    return subprocess.run([RUBY, str(RECORDER)], capture_output=True, text=True, env=env, timeout=60)
+    return subprocess.run([ruby(), str(RECORDER)], capture_output=True, text=True, env=env, timeout=60)
 
 
 def test_vagrantfile_is_valid_ruby():
-    proc = subprocess.run([RUBY, "-c", str(project_root() / "Vagrantfile")], capture_output=True, text=True)
+    proc = subprocess.run([ruby(), "-c", str(project_root() / "Vagrantfile")], capture_output=True, text=True)
     assert proc.returncode == 0 and proc.stdout.strip() == "Syntax OK", proc.stderr
 
 

@@ -6,8 +6,32 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from harness.machines.libvirt import LibvirtBackend, lab_of
 from harness.paths import project_root
+from harness.scenario.load import all_files, load
+
+# Every scenario file under scenarios/, found there (a new file runs without being listed here).
+# The kind follows its install track: host scenarios install no Kubernetes, cluster ones do.
+SCENARIOS = {p.stem: load(p) for p in all_files()}
+HOST_SCENARIOS = [n for n, s in SCENARIOS.items() if s.install.track == "none"]
+CLUSTER_SCENARIOS = [n for n, s in SCENARIOS.items() if s.install.track != "none"]
+
+
+def tier(name: str) -> tuple:
+    """The marks of a scenario's run: every host scenario, and each cluster scenario whose file
+    says `ci: true`, runs in the default tier (CI); the other cluster scenarios, 4-15 minutes
+    each under TCG, only with `-m cluster`."""
+    scenario = SCENARIOS[name]
+    return () if scenario.install.track == "none" or scenario.ci else (pytest.mark.cluster,)
+
+
+def gates_on(name: str, component: str) -> bool:
+    """Whether the scenario's checks, steps or expected init failure depend on `component`'s version."""
+    s = SCENARIOS[name]
+    return component in s.install.init_fails_versions or \
+        any(component in c.versions for c in s.expect + s.verify + s.observe + s.recover)
 
 
 def objects_of(lab: str) -> list[str]:

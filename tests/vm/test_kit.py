@@ -8,6 +8,7 @@ import pytest
 
 from harness import lifecycle
 from harness.artifacts import kit as kits
+from harness.artifacts.versions import KubeVersion
 from harness.remote.ssh import SshRemote
 from harness.serve import process
 
@@ -34,7 +35,7 @@ def node(lab):
 
 def test_the_lab_boots_the_node_image(lab, sid_node_image, kit):
     assert lab.state["image"]["id"] == sid_node_image.id
-    assert sid_node_image.manifest["kubernetes"]["kubeadm"] == "v1.36.3"
+    assert sid_node_image.manifest["kubernetes"]["kubeadm"] == kit["kubernetes"]
     # its build pulled every kit image through the lab registry with crictl
     assert sid_node_image.manifest["preloaded"] == sorted(kit["images"])
 
@@ -44,7 +45,8 @@ def test_kubeadm_kubelet_and_kubectl_report_the_kit_version(node, kit):
     assert node.run("kubelet --version", timeout=120, check=True).stdout.strip() == f"Kubernetes {kit['kubernetes']}"
     client = json.loads(node.run("kubectl version --client -o json", timeout=120, check=True).stdout)
     assert client["clientVersion"]["gitVersion"] == kit["kubernetes"]
-    assert client["clientVersion"]["major"] == "1" and client["clientVersion"]["minor"] == "36"
+    release = KubeVersion.parse(kit["kubernetes"])
+    assert (client["clientVersion"]["major"], client["clientVersion"]["minor"]) == (str(release.major), str(release.minor))
 
 
 def test_kubelet_unit_and_drop_in_are_installed_and_enabled(node):

@@ -1,6 +1,5 @@
-"""The kubeadm track on real guests: kubeadm-baseline end to end on sid with the default
-kit (a two-node cluster under TCG) and its control, on demand (`-m cluster`), and an
-install interrupted by SIGINT (in CI)."""
+"""The kubeadm track on real guests: an install interrupted by SIGINT (in CI). Every cluster
+scenario end to end, kubeadm-baseline's included, and their controls: test_kubeadm_faults.py."""
 
 import json
 import os
@@ -13,7 +12,6 @@ from harness.lab import Lab
 from harness.serve import lab as services
 
 from .helpers import invoke, objects_of, remove_lab_whatever_happened, wait_for
-from .test_scenarios import failed_checks, run_scenario
 
 pytestmark = [pytest.mark.vm, pytest.mark.artifacts]
 RUN_TIMEOUT = 3600
@@ -26,35 +24,6 @@ def tuned(record):
 
 def observation(record, check, kind="expect"):
     return next(o for o in record["observations"] if o["check"] == check and o["kind"] == kind)
-
-
-@pytest.mark.cluster
-def test_kubeadm_baseline_end_to_end(tmp_path, libvirt_backend, kit):
-    """On demand: flannel-no-brnetfilter, in CI, goes through the same track and its checks."""
-    code, record, out = run_scenario(tmp_path, "kubeadm-baseline", timeout=RUN_TIMEOUT)
-    assert code == 0, f"{record['verdict']}\n{failed_checks(record)}\n{out[-4000:]}"
-    assert record["verdict"]["result"] == "met"
-    phases = {p["name"]: p["status"] for p in record["phases"]}
-    assert phases == {"prepare": "ok", "arm": "ok", "armed-check": "ok", "install": "ok", "expect": "ok",
-                      "recover": "ok", "verify": "ok", "collect": "ok", "teardown": "ok"}
-    # K1 was seen before the CNI, inside install; Ready, DNS and S9 after it
-    assert observation(record, "control-plane-notready-without-cni")["phase"] == "install"
-    assert observation(record, "service-reaches-both-pods")["value"] == 2
-    init = next(s for s in record["steps"] if s["name"] == "kubeadm init")
-    log = (record_dir(tmp_path) / init["log"]).read_text()
-    assert "Your Kubernetes control-plane has initialized successfully!" in log
-    assert "[REDACTED" in log  # the join token printed by kubeadm is not in the record
-    assert record["install"]["timeouts"] == dict(tuned(record).kubeadm_timeouts)  # TCG's 10m0s, or none
-    assert services.orphans(keep_labs=set(Lab.names())) == []
-
-
-@pytest.mark.cluster
-def test_kubeadm_baseline_control(tmp_path, libvirt_backend, kit):
-    """The baseline has no fault, so its control differs only in skipping arm: on demand."""
-    code, record, out = run_scenario(tmp_path, "kubeadm-baseline", "--control", timeout=RUN_TIMEOUT)
-    assert code == 0, f"{record['verdict']}\n{failed_checks(record)}\n{out[-4000:]}"
-    assert {p["name"]: p["status"] for p in record["phases"]}["arm"] == "skipped"
-    assert observation(record, "service-reaches-both-pods")["value"] == 2
 
 
 def record_dir(tmp_path):
