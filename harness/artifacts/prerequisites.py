@@ -23,7 +23,7 @@ from . import store
 # `artifacts` tests); 1.35.4's kit with Go's cache warm from 1.36.3, 366 s.
 KIT_MIN = {"cold": 15, "warm": 6}
 # containerd, ctr and the shim: one module, far less Go than Kubernetes' seven programs.
-# Not timed on its own: a guess from its share of the kit's Go code, said as one.
+# Warm (after the kit) 106 s here; cold not timed on its own: a guess, said as one.
 CONTAINERD_MIN = {"cold": 5, "warm": 2}
 MEASURED_ON = "a 2-core host"
 
