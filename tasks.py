@@ -1,50 +1,85 @@
 """kubelab's command line: `invoke --list` shows every task.
 
-Tasks parse flags and call the harness; a HarnessError becomes a clean exit
-with its message. Exit codes: 0 done; 1 only for a scenario whose
-expectations were not met; 2 bad input (the message says what to change) or
-the harness or host broke; 128+N stopped by signal N (130 for Ctrl-C).
+The edge only: each task's options are checked (harness/cli_options.py) before
+any work starts, the harness does the work, the task prints. Exit codes: 0
+met; 1 only for a scenario or matrix whose expectations were not met; 2 bad
+input (the message names the option, what is wrong and what is allowed), the
+harness or host broke, a bug in kubelab, or interrupted; 128+N stopped by
+signal N (130 for Ctrl-C).
 """
 
 from __future__ import annotations
 
 import functools
-import json
-import shlex
 import sys
-import time
+import traceback
 
 from invoke import Collection, Exit, task
 
 from harness import host, lifecycle, signals
+from harness.cli_options import (Choice, CommaList, ExistingFile, Flag, Glob, Integer, Positive, Several, Text,
+                                 WritableFile, WritableFolder, checked, writable_folder_problem)
+from harness.cli_values import (CONTAINERD, KUBERNETES, LAB, MACHINE, MATRIX_RECORD, NEW_LAB, RUN_FOLDER, SCENARIO,
+                                SSH_TARGETS, SUITE, VERIFY_LAYERS)
 from harness.errors import HarnessError, UsageError
-from harness.images import build as image_build
-from harness.images import store
-from harness.images.recipe import DEFAULT_SUITE, SUITES, Recipe, check_suite
+from harness.images.recipe import DEFAULT_SUITE, SUITES
 from harness.lab import Lab
 from harness.progress import Progress
 
 
 def harness_errors(fn):
-    """Turn HarnessError into a one-message exit; never a traceback for known failures.
-    SIGINT, SIGTERM and SIGHUP all stop a task the way Ctrl-C does (harness/signals.py)."""
+    """Every way a task can end, as kubelab's exit codes, never a bare traceback for a known
+    failure. SIGINT, SIGTERM and SIGHUP all stop a task the way Ctrl-C does (harness/signals.py)."""
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         signals.install()
         try:
             return fn(*args, **kwargs)
+        except Exit:
+            raise
         except HarnessError as exc:  # UsageError included: exit 1 is reserved for "expectation not met"
-            raise Exit(f"kubelab: {exc}", code=exc.exit_code) from None
+            raise Exit(f"kubelab: {exc}", code=2) from None
+        except OSError as exc:  # the host: a folder that cannot be written, a disk that is full
+            raise Exit(f"kubelab: {exc}", code=2) from None
         except KeyboardInterrupt as exc:
             raise Exit(f"kubelab: interrupted ({exc or 'SIGINT'})", code=signals.exit_code(exc)) from None
+        except Exception as exc:  # noqa: BLE001 - a bug in kubelab: its traceback, and exit 2, not "not met"
+            traceback.print_exc()
+            raise Exit(f"kubelab: internal error (a bug in kubelab): {type(exc).__name__}: {exc}", code=2) from None
 
     return wrapper
+
+
+def parse_errors_exit_2() -> None:
+    """invoke ends its own parse errors (an unknown option or task, a missing argument, a value
+    given to a flag) with exit 1, which here means "not met". It loads this file before it
+    parses the tasks' arguments (invoke/program.py, Program.run: parse_collection, then
+    parse_tasks), so the running program's parse_tasks is wrapped to make them exit 2."""
+    from invoke.exceptions import ParseError
+    from invoke.main import program
+
+    parse_tasks = program.parse_tasks
+    if getattr(parse_tasks, "exits_2", False):
+        return
+
+    def parse_tasks_exit_2():
+        try:
+            parse_tasks()
+        except ParseError as exc:
+            raise Exit(f"kubelab: {exc}", code=2) from None
+
+    parse_tasks_exit_2.exits_2 = True
+    program.parse_tasks = parse_tasks_exit_2
+
+
+parse_errors_exit_2()
 
 
 # -- host --------------------------------------------------------------------
 @task(help={"fix": "start virtlogd/libvirtd and fix /dev/kvm access where possible"})
 @harness_errors
+@checked(fix=Flag())
 def doctor(c, fix=False):
     """Check that this host can run labs; print the exact fix for each problem."""
     if fix:
@@ -66,78 +101,33 @@ def doctor(c, fix=False):
             "preload": "with --kubernetes: pull every kit image into the node image, so no pull is needed",
             "containerd": "sid with this containerd built from source (2.2-2.4; built if missing) over Debian's"})
 @harness_errors
+@checked(suite=SUITE, rebuild=Flag(), kubernetes=KUBERNETES, preload=Flag(), containerd=CONTAINERD)
 def images_build(c, suite=DEFAULT_SUITE, rebuild=False, kubernetes=None, preload=False, containerd=None):
     """Build (or reuse) a guest image of a Debian suite, or with --kubernetes a node image on it."""
-    check_suite(suite)
-    if preload and not kubernetes:
-        raise UsageError("--preload needs --kubernetes VERSION (it preloads that kit's images)")
-    tag = None
-    if containerd:
-        from harness.artifacts import containerd as built
-        from harness.images.containerd_image import SUITE
+    from harness.images import wanted
 
-        if suite != SUITE:
-            raise UsageError(f"--containerd {containerd}: a containerd built from source goes into --suite {SUITE}")
-        tag = built.check_version(containerd)
-        built.build_containerd(tag, Progress())
-    host.prepare()
-    if kubernetes:
-        from harness.artifacts import kit
-        from harness.images import node
-
-        version = kit.check_version(kubernetes)
-        kit.build_kit(version, Progress())
-        image = node.ensure(suite, version.tag, Progress(), preload=preload, rebuild=rebuild, containerd=tag)
-    elif tag:
-        from harness.images import containerd_image
-
-        image = containerd_image.ensure(suite, tag, Progress(), rebuild=rebuild)
-    else:
-        image = image_build.ensure(Recipe.debian(suite), Progress(), rebuild=rebuild)
+    image = wanted.ensure(suite, kubernetes, containerd, preload=preload, rebuild=rebuild, progress=Progress())
     print(f"{image.id}  {image.directory}")
 
 
 @task(help={"json_": "print the manifests as JSON"})
 @harness_errors
+@checked(json_=Flag())
 def images_list(c, json_=False):
     """List built images with the versions their manifests record."""
-    images = store.all_images()
-    current = {s: Recipe.debian(s).image_id for s in SUITES}
-    if json_:
-        print(json.dumps([i.manifest for i in images], indent=2))
-        return
-    if not images:
-        print("no images yet: `invoke images.build --suite bookworm`")
-        return
-    for image in images:
-        v = image.versions
-        kube = image.manifest.get("kubernetes")
-        if kube:
-            print(f"{image.id}  (node image on {image.manifest['base_image']})\n  kubeadm {kube['kubeadm']}, "
-                  f"kubelet {kube['kubelet']}, kubectl {kube['kubectl']}, {kube['crictl']}, "
-                  f"CNI plugins {kube['cni_plugins']}; preloaded {len(image.manifest['preloaded'])} image(s)\n"
-                  f"  built {image.manifest['built_at']} in {image.manifest['build_seconds']}s  {image.directory}")
-            continue
-        built = image.manifest.get("containerd_build")
-        if built:
-            from harness.images.containerd_image import is_current
+    from harness.images import listing
 
-            stale = "" if is_current(image) else "  (stale: suite image or containerd build changed)"
-            print(f"{image.id}{stale}  (on {image.manifest['base_image']})\n  containerd {built['version']} built "
-                  f"from {built['module']} over Debian's {built['debian_package']}, runc {v['runc']}\n"
-                  f"  made {image.manifest['built_at']} in {image.manifest['build_seconds']}s  {image.directory}")
-            continue
-        stale = "" if current.get(image.suite) == image.id else "  (stale: recipe changed)"
-        print(f"{image.id}{stale}\n  {v['os']} ({v['debian_version']}), kernel {v['kernel']}, "
-              f"containerd {v['containerd']}, runc {v['runc']}, systemd {v['systemd']}\n"
-              f"  built {image.manifest['built_at']} in {image.manifest['build_seconds']}s  {image.directory}")
+    print(listing.render(json_=json_))
 
 
 @task(help={"suite": f"Debian suite: {', '.join(SUITES)}"})
 @harness_errors
+@checked(suite=SUITE)
 def images_box(c, suite=DEFAULT_SUITE):
     """Package the suite's image as a vagrant-libvirt box and add it to Vagrant (no-op if there)."""
     from harness.images import box
+    from harness.images import build as image_build
+    from harness.images.recipe import Recipe
     from harness.machines.vagrant_cli import VagrantCli
 
     host.prepare()
@@ -151,28 +141,9 @@ def images_box(c, suite=DEFAULT_SUITE):
 @harness_errors
 def images_prune(c):
     """Remove images whose recipe changed since they were built, and their Vagrant boxes and box volumes."""
-    from harness.images import containerd_image, node
+    from harness.images import prune
 
-    current = {Recipe.debian(s).image_id for s in SUITES}
-    for image in store.all_images():
-        if image.manifest.get("kubernetes"):
-            keep = node.is_current(image)
-        else:
-            keep = image.id in current or containerd_image.is_current(image)
-        if not keep:
-            image_build.remove(image)
-            print(f"removed {image.id}")
-    from harness.images import box
-    from harness.machines.vagrant_cli import VagrantCli
-
-    if not box.vagrant_home().exists():
-        return
-    from harness.machines.libvirt import LibvirtBackend
-
-    pool = LibvirtBackend().storage_pool(create=False)
-    in_use = {Lab.load(n).state.get("box") for n in Lab.names()}
-    keep = {f"{box.BOX_PREFIX}{i}" for i in current} | {b for b in in_use if b}
-    for item in box.prune(VagrantCli(box.vagrant_home()), pool, keep):
+    for item in prune.prune():
         print(f"removed {item}")
 
 
@@ -181,6 +152,7 @@ def images_prune(c):
             "rebuild": "build every component again even if stored",
             "containerd": "instead, build this containerd release (2.2-2.4) from its Go module"})
 @harness_errors
+@checked(kubernetes=KUBERNETES, rebuild=Flag(), containerd=CONTAINERD)
 def artifacts_build(c, kubernetes=None, rebuild=False, containerd=None):
     """Build Kubernetes, etcd, CoreDNS, flannel, CNI plugins, crictl and pause from source, then their images."""
     from harness.artifacts import kit
@@ -201,6 +173,7 @@ def artifacts_build(c, kubernetes=None, rebuild=False, containerd=None):
 
 @task(help={"json_": "print the store entries as JSON"})
 @harness_errors
+@checked(json_=Flag())
 def artifacts_list(c, json_=False):
     """Show what is built: kits, and every store entry with its module, sha256, size and build time."""
     from harness.artifacts import listing
@@ -208,88 +181,76 @@ def artifacts_list(c, json_=False):
     print(listing.render(json_=json_))
 
 
+@task
+@harness_errors
+def artifacts_prune(c):
+    """Remove store entries and registry storages that no kit refers to any more."""
+    from harness.artifacts import listing
+
+    removed = listing.prune()
+    print("\n".join(f"removed {r}" for r in removed) or "nothing to remove")
+
+
 # -- labs --------------------------------------------------------------------
 @task(help={
-    "machines": "number of machines (1-16)",
+    "machines": f"number of machines (1-{lifecycle.MAX_MACHINES})",
     "suite": f"Debian suite of the guests: {', '.join(SUITES)}",
-    "cpus": "vCPUs per machine",
-    "memory": "MiB of memory per machine",
+    "cpus": "vCPUs per machine (at most this host's cores)",
+    "memory": "MiB of memory per machine (at least 256)",
     "name": "lab name (default: lab-XXXX)",
-    "backend": "machine backend",
+    "backend": f"machine backend: {', '.join(lifecycle.BACKENDS)}",
     "kubernetes": "boot the node image of this Kubernetes kit and serve its registry and files to the lab",
     "containerd": "sid with this containerd built from source (2.2-2.4; `invoke artifacts.build --containerd V`)",
 })
 @harness_errors
-def lab_up(c, machines=1, suite=DEFAULT_SUITE, cpus=1, memory=1024, name=None, backend="libvirt", kubernetes=None,
-           containerd=None):
+@checked(machines=Integer(1, lifecycle.MAX_MACHINES), suite=SUITE, cpus=Integer(1), memory=Integer(256, unit="MiB"),
+         name=NEW_LAB, backend=Choice(*lifecycle.BACKENDS), kubernetes=KUBERNETES, containerd=CONTAINERD)
+def lab_up(c, machines="1", suite=DEFAULT_SUITE, cpus="1", memory="1024", name=None, backend="libvirt",
+           kubernetes=None, containerd=None):
     """Create a lab: an isolated network and N machines, up when SSH answers."""
-    spec = lifecycle.plan_lab(int(machines), suite, int(cpus), int(memory), name, backend, kubernetes=kubernetes,
+    spec = lifecycle.plan_lab(machines, suite, cpus, memory, name, backend, kubernetes=kubernetes,
                               containerd=containerd)
     lab = lifecycle.up(spec, Progress())
     print(lab.name)
 
 
-@task(help={"command": "run this command instead of a shell", "lab": "lab name (default: the only lab)"})
+@task(help={"name": "the machine", "command": "run this command instead of a shell",
+            "lab": "lab name (default: the only lab)"})
 @harness_errors
+@checked(name=MACHINE, command=Text(), lab=LAB)
 def lab_ssh(c, name, command=None, lab=None):
     """SSH into machine NAME (pinned host key), or run one command there."""
-    the_lab = _one_lab(lab)
-    target = the_lab.ssh_target(name)
+    import shlex
+
+    the_lab = Lab.chosen(lab)
     if command is not None:
         from harness.remote.ssh import SshRemote
 
-        with SshRemote(target) as remote:
+        with SshRemote(the_lab.ssh_target(name)) as remote:
             result = remote.run(command, timeout=600)
         sys.stdout.write(result.stdout)
         sys.stderr.write(result.stderr)
         if result.exit_code:
             raise Exit(code=result.exit_code)
         return
-    known_hosts = the_lab.directory / "keys" / "known_hosts"
-    known_hosts.write_text(f"{target.known_hosts_name} {target.host_key}\n")
-    argv = ["ssh", "-i", str(target.key_path), "-o", f"UserKnownHostsFile={known_hosts}",
-            "-o", "StrictHostKeyChecking=yes", "-o", "IdentitiesOnly=yes", f"{target.user}@{target.host}"]
-    c.run(" ".join(shlex.quote(a) for a in argv), pty=True, warn=True)
+    from harness.remote.interactive import shell_argv
 
-
-def _one_lab(name):
-    if name:
-        return Lab.load(name)
-    names = Lab.names()
-    if len(names) == 1:
-        return Lab.load(names[0])
-    raise UsageError("give --lab NAME: " + (f"labs are {', '.join(names)}" if names else "there is no lab; `invoke lab.up`"))
+    c.run(shlex.join(shell_argv(the_lab, name)), pty=True, warn=True)
 
 
 @task
 @harness_errors
 def lab_status(c):
     """Show every lab, its machines, their state and addresses."""
-    names = Lab.names()
-    if not names:
-        print("no labs")
-    for name in names:
-        lab = Lab.load(name)
-        backend = lifecycle.backend_for(lab.state["backend"])
-        net = lab.state.get("network") or {}
-        print(f"{name}: {lab.status}, {lab.state['suite']} ({lab.state['image']['id']}), "
-              f"network {net.get('name', '-')} {net.get('subnet', '')}, created {lab.state['created_at']}")
-        for m in backend.machines(lab):
-            print(f"  {m.name:<10} {m.role:<8} {m.state:<10} {m.ip}")
-        for svc in (lab.state.get("services") or {}).values():
-            print(f"  server {svc['name']}: {svc['url']} (pid {svc['pid']}, log {svc['log']})")
-    from harness.machines.libvirt import lab_of
+    from harness.lab_status import status_lines
 
-    leftovers = [o for o in lifecycle.backend_for("libvirt").leftovers() if lab_of(o.split(" ", 1)[1]) not in names]
-    if leftovers:
-        print("kubelab objects no lab claims (`invoke lab.down --all` removes them):")
-        for item in leftovers:
-            print(f"  {item}")
+    print("\n".join(status_lines()))
 
 
 @task(help={"name": "the lab to destroy", "all_": "remove every lab and every kubelab object no lab claims"})
 @harness_errors
-def lab_down(c, name="", all_=False):
+@checked(name=LAB, all_=Flag())
+def lab_down(c, name=None, all_=False):
     """Destroy a lab (machines, disks, network, state folder), or --all of them."""
     if all_:
         lifecycle.down_all(Progress())
@@ -302,21 +263,12 @@ def lab_down(c, name="", all_=False):
 # -- the main job -------------------------------------------------------------
 @task(help={"suite": f"Debian suite: {', '.join(SUITES)}", "keep": "leave the lab running"})
 @harness_errors
+@checked(suite=SUITE, keep=Flag())
 def demo(c, suite=DEFAULT_SUITE, keep=False):
     """Build the image, bring up 2 machines, show what each one is, tear down."""
-    spec = lifecycle.plan_lab(2, suite, 1, 1024, f"demo-{int(time.time()) % 100000}")
-    lab = lifecycle.up(spec, Progress())
-    from harness.remote.ssh import SshRemote
+    from harness import demo as the_demo
 
-    try:
-        for m in lab.state["machines"]:
-            with SshRemote(lab.ssh_target(m["name"])) as remote:
-                r = remote.run("echo \"$(hostname) $(hostname -I) machine-id $(cat /etc/machine-id)\"; "
-                               "uname -r; containerd --version; ip route", timeout=60, check=True)
-            print(r.stdout.rstrip())
-    finally:
-        if not keep:
-            lifecycle.down(lab.name, Progress())
+    the_demo.run(suite, keep, Progress())
 
 
 # -- scenarios -------------------------------------------------------------------
@@ -331,35 +283,19 @@ def demo(c, suite=DEFAULT_SUITE, keep=False):
     "containerd": "run on sid with this containerd built from source (2.2-2.4) over Debian's",
 })
 @harness_errors
+@checked(name=SCENARIO, suite=SUITE, keep=Flag(), control=Flag(), dry_run=Flag(), kubernetes=KUBERNETES, lab=LAB,
+         containerd=CONTAINERD)
 def scenario_run(c, name, suite=None, keep=False, control=False, dry_run=False, kubernetes=None, lab=None,
                  containerd=None):
     """Run a scenario: inject, observe the failure, recover, verify, report. Exit 0/1/2."""
+    from harness.evidence.record import check_runs_dir
+    from harness.scenario import overrides
     from harness.scenario.load import find, load
 
-    scenario = load(find(name))
-    if containerd:
-        from harness.artifacts.containerd import parse
-        from harness.images.containerd_image import SUITE
-
-        if suite and suite != SUITE:
-            raise UsageError(f"--containerd {containerd}: a containerd built from source runs on {SUITE}, "
-                             f"not --suite {suite}")
-        scenario = scenario.with_containerd(parse(containerd).lstrip("v"))
-        suite = SUITE
-    if kubernetes:
-        from harness.artifacts.versions import KubeVersion
-
-        if scenario.install.track == "none":
-            raise UsageError(f"--kubernetes: scenario {scenario.name} is host-only (install track none)")
-        scenario = scenario.with_kubernetes(str(KubeVersion.parse(kubernetes)))
+    asked = overrides.apply(load(find(name)), suite, kubernetes, containerd, control)
+    scenario, suite = asked.scenario, asked.suite
     for w in scenario.warnings:  # before anything is created
         print(f"warning: {w}", file=sys.stderr)
-    if control and scenario.control_problem():
-        raise UsageError(f"--control: {scenario.control_problem()}")
-    if suite:
-        from harness.images.recipe import check_suite
-
-        check_suite(suite)
     if dry_run:
         from harness.scenario.dryrun import plan_lines
 
@@ -368,6 +304,7 @@ def scenario_run(c, name, suite=None, keep=False, control=False, dry_run=False, 
     from harness.scenario.engine import Engine, Options
     from harness.scenario.labs import BackendLabs, PooledLabs
 
+    check_runs_dir()
     host.prepare()
     labs = PooledLabs(lab) if lab else BackendLabs()
     result = Engine(scenario, Options(suite=suite, keep=keep, control=control), labs, Progress()).run()
@@ -378,100 +315,43 @@ def scenario_run(c, name, suite=None, keep=False, control=False, dry_run=False, 
 
 @task(help={"files": "scenario files (default: every scenarios/*.yaml)"}, iterable=["files"])
 @harness_errors
+@checked(files=Several(ExistingFile()))
 def scenario_lint(c, files=None):
     """Validate scenario files; report every problem with file, line and field."""
-    from pathlib import Path
+    from harness.scenario.lint_files import lint
+    from harness.scenario.load import all_files
 
-    from harness.errors import ScenarioError
-    from harness.scenario.load import all_files, load_into
-
-    paths = [Path(f) for f in files] if files else all_files()
-    problems: list[str] = []
-    warnings: list[str] = []
-    for path in paths:
-        scenario = load_into(path, problems)
-        warnings += list(scenario.warnings) if scenario else []
-    for w in warnings:
+    linted = lint(files or all_files())
+    for w in linted.warnings:
         print(f"warning: {w}", file=sys.stderr)
-    if problems:
-        raise ScenarioError(problems)
-    print(f"{len(paths)} scenario file(s) valid" + (f", {len(warnings)} warning(s)" if warnings else ""))
+    print(f"{linted.files} scenario file(s) valid" + (f", {len(linted.warnings)} warning(s)" if linted.warnings else ""))
 
 
 @task(help={"run_dir": "a run folder (runs/<scenario>/<timestamp>)"})
 @harness_errors
+@checked(run_dir=RUN_FOLDER)
 def report(c, run_dir):
     """Render report.md, report.html and junit.xml again from a run's run.json."""
-    from pathlib import Path
+    from harness.evidence.rerender import rerender
 
-    from harness.evidence.render import write_reports
-
-    path = Path(run_dir) / "run.json"
-    try:
-        run = json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
-        raise UsageError(f"{path}: cannot read a run record ({exc})") from None
-    for written in write_reports(Path(run_dir), run):
+    for written in rerender(run_dir):
         print(written)
 
 
-ns = Collection(doctor, demo, report)
-ns.add_collection(Collection("scenario", run=scenario_run, lint=scenario_lint))
-ns.add_collection(Collection("images", build=images_build, list=images_list, prune=images_prune, box=images_box))
-@task
-@harness_errors
-def artifacts_prune(c):
-    """Remove store entries and registry storages that no kit refers to any more."""
-    from harness.artifacts import listing
-
-    removed = listing.prune()
-    print("\n".join(f"removed {r}" for r in removed) or "nothing to remove")
-
-
-ns.add_collection(Collection("artifacts", build=artifacts_build, list=artifacts_list, prune=artifacts_prune))
-ns.add_collection(Collection("lab", up=lab_up, ssh=lab_ssh, status=lab_status, down=lab_down))
-
-
 # -- matrix ----------------------------------------------------------------------------
-def _matrix_cells(scenario, kubernetes, suite, containerd=None):
-    from harness.artifacts.containerd import parse
-    from harness.artifacts.versions import DEFAULT_KUBERNETES
-    from harness.matrix.cells import HOST, image_containerd, make_cells, parse_list
-    from harness.scenario.load import find, load
+def _matrix_axes(scenario, kubernetes, suite, containerd):
+    from harness.matrix import axes
 
-    scenarios = {}
-    for name in parse_list(scenario, "scenario"):
-        s = load(find(name))
-        for w in s.warnings:
-            print(f"warning: {w}", file=sys.stderr)
-        scenarios[s.name] = s
-    # "host" is the row of host-only scenarios (an exported host cell passes it back)
-    versions = tuple(v for v in parse_list(kubernetes or DEFAULT_KUBERNETES, "kubernetes") if v != HOST) \
-        or (DEFAULT_KUBERNETES,)
-    built = tuple(parse(v).lstrip("v") for v in parse_list(containerd, "containerd")) if containerd else ()
-    suites = parse_list(suite, "suite") if suite or not built else ()  # --suite "" with --containerd: built only
-    axes = {"kubernetes": list(versions), "suites": list(suites), "containerd_built": list(built),
-            "scenarios": list(scenarios)}
-    return make_cells(scenarios, versions, suites, series=image_containerd, built=built), scenarios, axes
+    found = axes.from_options(scenario, kubernetes or (), suite or (), containerd or ())
+    for w in axes.warnings(found):
+        print(f"warning: {w}", file=sys.stderr)
+    return found
 
 
-def _build_containerd(cells, scenarios) -> None:
-    """Each containerd of the matrix built from source, its sid layer and the node images on
-    it, before any cell starts (cells running side by side would otherwise each make them)."""
-    from harness.artifacts import containerd as built
-    from harness.artifacts import kit
-    from harness.images import containerd_image, node
-    from harness.matrix.cells import HOST
-
-    for version in dict.fromkeys(cl.built for cl in cells if cl.built):
-        built.build_containerd(built.check_version(version), Progress())
-        containerd_image.ensure(containerd_image.SUITE, version, Progress())
-    for cl in cells:
-        if cl.built and cl.kubernetes != HOST and cl.supported:
-            tag = kit.check_version(cl.kubernetes)
-            kit.build_kit(tag, Progress())
-            preload = any(scenarios[n].install.preload for n in cl.scenarios)
-            node.ensure(containerd_image.SUITE, tag.tag, Progress(), preload=preload, containerd=cl.built)
+SCENARIOS = CommaList(SCENARIO)
+KUBERNETES_ROWS = CommaList(KUBERNETES, extra=("host",))
+SUITES_AXIS = CommaList(SUITE, empty_ok=True)
+CONTAINERD_BUILT = CommaList(CONTAINERD)
 
 
 @task(default=True, help={
@@ -489,39 +369,42 @@ def _build_containerd(cells, scenarios) -> None:
     "no_fanout": "boot a fresh lab for every scenario instead of restoring a cell's pooled lab",
 })
 @harness_errors
+@checked(scenario=SCENARIOS, kubernetes=KUBERNETES_ROWS, suite=SUITES_AXIS, out=WritableFolder(),
+         deadline=Positive("minutes"), max_vcpus=Integer(1), resume=Flag(), unsupported=Flag(),
+         compare=MATRIX_RECORD, dry_run=Flag(), no_fanout=Flag(), containerd=CONTAINERD_BUILT)
 def matrix_run(c, scenario, kubernetes=None, suite="sid", out=None, deadline=None, max_vcpus=None, resume=False,
                unsupported=False, compare=None, dry_run=False, no_fanout=False, containerd=None):
     """Run scenarios across Kubernetes and containerd versions; pivot their facts into matrix.md/html."""
     import os
-    from pathlib import Path
+    import time
 
     from harness import paths
-    from harness.matrix import report, run, schedule
+    from harness.matrix import prebuild, report, run, schedule
+    from harness.matrix.verdict import verdict
 
-    cells, scenarios, axes = _matrix_cells(scenario, kubernetes, suite, containerd)
     if resume and not out:
         raise UsageError("--resume needs --out MATRIX_FOLDER (the matrix to resume)")
-    previous = report.load(Path(compare)) if compare else None
-    folder = Path(out) if out else paths.project_root() / "runs" / "matrix" / time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    opts = run.Options(out=folder, deadline_min=float(deadline) if deadline else None,
-                       max_vcpus=int(max_vcpus) if max_vcpus else 2 * (os.cpu_count() or 1),
+    found = _matrix_axes(scenario, kubernetes, suite, containerd)
+    previous = report.load(compare) if compare else None
+    folder = out or paths.project_root() / "runs" / "matrix" / time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    problem = "" if out else writable_folder_problem(folder)  # --out was checked with the options
+    if problem:
+        raise UsageError(f"the matrix folder {folder}: {problem}; give --out a folder this user can write")
+    opts = run.Options(out=folder, deadline_min=deadline, max_vcpus=max_vcpus or 2 * (os.cpu_count() or 1),
                        memory_budget_mib=schedule.budget(host.meminfo()["MemTotal"] >> 20),
                        resume=resume, run_unsupported=unsupported, fanout=not no_fanout)
-    print("\n".join(run.plan_lines(cells, scenarios, opts)))
+    print("\n".join(run.plan_lines(found.cells, found.scenarios, opts)))
     if dry_run:
         return
     host.prepare()
-    signals.install()
-    _build_containerd(cells, scenarios)
-    matrix = run.run(cells, scenarios, opts, axes, Progress())
+    prebuild.build_containerd(found.cells, found.scenarios, Progress())
+    matrix = run.run(found.cells, found.scenarios, opts, found.axes, Progress())
     if previous:
-        report.save(report.compare(matrix, previous, compare), folder)
+        report.save(report.compare(matrix, previous, str(compare)), folder)
     print(folder / "matrix.md")
-    statuses = [s["status"] for cell in matrix["cells"] for s in cell["scenarios"].values()]
-    if report.INFRA in statuses:
-        raise Exit("kubelab: matrix: some cells are INFRA", code=2)
-    if report.FAIL in statuses:
-        raise Exit("kubelab: matrix: some cells FAIL", code=1)
+    ended = verdict(matrix)
+    if ended.exit_code:
+        raise Exit(f"kubelab: {ended.message}", code=ended.exit_code)
 
 
 @task(help={"format_": "github or gitlab", "scenario": "as for matrix", "kubernetes": "as for matrix",
@@ -529,17 +412,17 @@ def matrix_run(c, scenario, kubernetes=None, suite="sid", out=None, deadline=Non
             "output": "write here instead of printing", "unsupported": "also export unsupported pairs",
             "containerd": "as for matrix"})
 @harness_errors
-def matrix_export(c, format_, scenario, kubernetes=None, suite="sid", deadline=150, output=None, unsupported=False,
+@checked(format_=Choice("github", "gitlab"), scenario=SCENARIOS, kubernetes=KUBERNETES_ROWS, suite=SUITES_AXIS,
+         deadline=Integer(1, unit="minutes"), output=WritableFile(), unsupported=Flag(), containerd=CONTAINERD_BUILT)
+def matrix_export(c, format_, scenario, kubernetes=None, suite="sid", deadline="150", output=None, unsupported=False,
                   containerd=None):
     """One CI job per matrix cell, for self-hosted libvirt runners, plus a merge job."""
-    from pathlib import Path
-
     from harness.matrix import export
 
-    cells, _, _ = _matrix_cells(scenario, kubernetes, suite, containerd)
-    text = export.export(format_, [cl for cl in cells if cl.supported or unsupported], int(deadline))
+    found = _matrix_axes(scenario, kubernetes, suite, containerd)
+    text = export.export(format_, [cl for cl in found.cells if cl.supported or unsupported], deadline)
     if output:
-        Path(output).write_text(text)
+        output.write_text(text)
         print(output)
     else:
         print(text, end="")
@@ -547,19 +430,19 @@ def matrix_export(c, format_, scenario, kubernetes=None, suite="sid", deadline=1
 
 @task(help={"out": "folder for the merged matrix", "parts": "glob of the jobs' matrix.json files"})
 @harness_errors
+@checked(out=WritableFolder(), parts=Glob())
 def matrix_merge(c, out, parts):
     """Combine the matrix.json of several jobs into one report."""
-    import glob
-    from pathlib import Path
-
     from harness.matrix import report
 
-    files = sorted(glob.glob(parts))
-    if not files:
-        raise UsageError(f"--parts {parts!r}: no file matches")
-    print(report.save(report.merge([report.load(Path(f)) for f in files]), Path(out)))
+    print(report.save(report.merge([report.load(f) for f in parts]), out))
 
 
+ns = Collection(doctor, demo, report)
+ns.add_collection(Collection("scenario", run=scenario_run, lint=scenario_lint))
+ns.add_collection(Collection("images", build=images_build, list=images_list, prune=images_prune, box=images_box))
+ns.add_collection(Collection("artifacts", build=artifacts_build, list=artifacts_list, prune=artifacts_prune))
+ns.add_collection(Collection("lab", up=lab_up, ssh=lab_ssh, status=lab_status, down=lab_down))
 ns.add_collection(Collection("matrix", run=matrix_run, export=matrix_export, merge=matrix_merge))
 
 
@@ -575,6 +458,8 @@ ns.add_collection(Collection("matrix", run=matrix_run, export=matrix_export, mer
     "dry_run": "print what each layer would read, reach nothing",
 })
 @harness_errors
+@checked(lab=LAB, kubeconfig=ExistingFile(), ssh=SSH_TARGETS, identity=ExistingFile(), known_hosts=ExistingFile(),
+         layers=VERIFY_LAYERS, image=Text(), dry_run=Flag())
 def verify(c, lab=None, kubeconfig=None, ssh=None, identity=None, known_hosts=None, layers="all", image=None,
            dry_run=False):
     """Check a running cluster layer by layer, whatever installed it. Exit 0/1/2."""
@@ -585,22 +470,20 @@ def verify(c, lab=None, kubeconfig=None, ssh=None, identity=None, known_hosts=No
     from harness.verify.access import TOOLBOX
     from harness.verify.session import lab_connector, ssh_connector, verify as run_verify
 
-    try:
-        chosen = layers_of.chosen(layers)
-    except ValueError as exc:
-        raise UsageError(f"--layers: {exc}") from None
+    chosen = layers  # in run order (cli_values.verify_layers)
     if bool(lab) == bool(kubeconfig):
         raise UsageError("give either --lab LAB or --kubeconfig FILE --ssh USER@HOST,... --known-hosts FILE")
     if lab and (ssh or identity or known_hosts):
         raise UsageError("--ssh, --identity and --known-hosts go with --kubeconfig; a lab brings its own keys")
     if kubeconfig and not ssh:
         raise UsageError("--kubeconfig needs --ssh USER@HOST,...: the layers read files on the nodes too")
-    if kubeconfig and not Path(kubeconfig).is_file():
-        raise UsageError(f"--kubeconfig {kubeconfig}: no such file")
     if dry_run:
         for name in chosen:
             print(f"[verify] {name}: {layers_of.layer(name).READS}")
         return
+    from harness.evidence.record import check_runs_dir
+
+    check_runs_dir()
     if lab:
         connect = lab_connector(lab, image or TOOLBOX)
     else:

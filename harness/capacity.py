@@ -1,6 +1,8 @@
-"""What a lab's machines cost the host in memory, and the refusal when the host lacks it."""
+"""What a lab's machines cost the host (vCPUs, memory), and the refusal when the host lacks it."""
 
 from __future__ import annotations
+
+import os
 
 from . import host
 from .errors import UsageError
@@ -23,8 +25,18 @@ def memory_shortfall(memories: list[int], available_mib: int | None = None,
     return (need, have) if need > have else None
 
 
-def check_capacity(machines, available_mib: int | None = None, kubernetes: str | None = None) -> None:
-    """Refuse machines whose memory the host does not have (before creating any)."""
+def check_capacity(machines, available_mib: int | None = None, kubernetes: str | None = None,
+                   host_cores: int | None = None) -> None:
+    """Admission, before any machine exists: refuse machines this host cannot run, with the
+    shortfall. A machine may not have more vCPUs than the host has cores (a scenario file
+    may ask for them: whether a file is valid does not depend on the host), and the
+    machines together may not need more memory than the host has available."""
+    cores = host_cores or os.cpu_count() or 1
+    wide = [m for m in machines if m.cpus > cores]
+    if wide:
+        raise UsageError("this host cannot run the lab: " + "; ".join(
+            f"machine {m.name} asks for {m.cpus} vCPUs and the host has {cores} core(s), {m.cpus - cores} short"
+            for m in wide))
     overhead = overhead_mib(kubernetes)
     shortfall = memory_shortfall([m.memory_mib for m in machines], available_mib, overhead)
     if shortfall:

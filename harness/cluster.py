@@ -44,6 +44,10 @@ class ClusterClient:
     def nodes(self):
         return self.core.list_node(_request_timeout=REQUEST_TIMEOUT).items
 
+    def version(self) -> str:
+        """The API server's own version (GET /version, gitVersion)."""
+        return self.client.VersionApi(self.api_client).get_code(_request_timeout=REQUEST_TIMEOUT).git_version
+
     def pods(self, namespace: str, selector: str = ""):
         return self.core.list_namespaced_pod(namespace, label_selector=selector or None,
                                              _request_timeout=REQUEST_TIMEOUT).items

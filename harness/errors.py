@@ -30,13 +30,13 @@ class ArtifactError(HarnessError):
 class BuildFailed(ArtifactError):
     """A build command failed: names the component, the exact command and its last lines."""
 
-    def __init__(self, component: str, command: str, exit_code, lines: list[str], workdir: str = ""):
+    def __init__(self, component: str, command: str, status, lines: list[str], workdir: str = ""):
         self.component = component
         self.command = command
-        self.exit_code = exit_code
+        self.status = status  # the command's own exit status (None: timed out); kubelab's exit stays 2
         self.lines = lines
         where = f"\n  in {workdir}" if workdir else ""
-        how = "timed out" if exit_code is None else f"exited {exit_code}"
+        how = "timed out" if status is None else f"exited {status}"
         tail = "\n".join("    " + l for l in lines[-25:]) or "    (no output)"
         super().__init__(f"building {component}: `{command}` {how}{where}\n  last output:\n{tail}")
 

@@ -121,6 +121,17 @@ class Lab:
         return cls(directory, state)
 
     @classmethod
+    def chosen(cls, name: str | None) -> "Lab":
+        """The lab named, or the only lab there is; with several and none named, a UsageError listing them."""
+        if name:
+            return cls.load(name)
+        names = cls.names()
+        if len(names) == 1:
+            return cls.load(names[0])
+        raise UsageError("give --lab NAME: " + (f"labs are {', '.join(names)}" if names
+                                                 else "there is no lab; `invoke lab.up`"))
+
+    @classmethod
     def names(cls) -> list[str]:
         root = paths.labs_dir()
         if not root.is_dir():

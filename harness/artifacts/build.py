@@ -36,7 +36,8 @@ def store_lock(progress: Progress):
             fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             progress.note("another artifact build is running on this host; waiting for it")
-            fcntl.flock(f, fcntl.LOCK_EX)
+            with progress.activity("waiting for the other artifact build to finish"):
+                fcntl.flock(f, fcntl.LOCK_EX)
         store.remove_abandoned()
         yield
 

@@ -13,7 +13,7 @@ import re
 import time
 from pathlib import Path
 
-from .. import paths
+from .. import paths, provenance
 from ..fsutil import write_atomic
 from ..remote.result import CommandResult
 from .redact import redact, redact_obj
@@ -25,6 +25,19 @@ MAX_VALUE_CHARS = 4000
 
 def runs_dir() -> Path:
     return Path(os.environ.get("KUBELAB_RUNS", paths.project_root() / "runs"))
+
+
+def check_runs_dir() -> Path:
+    """Refuse, before a run starts, a runs folder this user cannot write (or make)."""
+    from ..cli_options import writable_folder_problem
+    from ..errors import UsageError
+
+    root = runs_dir()
+    problem = writable_folder_problem(root)
+    if problem:
+        where = "KUBELAB_RUNS" if os.environ.get("KUBELAB_RUNS") else "the runs folder"
+        raise UsageError(f"{where} {root}: {problem}; set KUBELAB_RUNS to a folder this user can write")
+    return root
 
 
 def _slug(text: str) -> str:
@@ -64,6 +77,7 @@ class RunRecord:
             "scenario": {"name": scenario.name, "summary": scenario.summary, "claims": list(scenario.claims),
                          "file": scenario.source_file, "sha256": scenario.sha256},
             "lab": {"suite": suite},
+            "kubelab": {"commit": provenance.commit()},
             "started_at": time.time(),
             "finished_at": None,
             "machines": {},

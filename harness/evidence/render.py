@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import json
 
-import html as _html
 import xml.etree.ElementTree as ET
 from datetime import datetime, timezone
 from pathlib import Path
 
+from harness.cluster_versions import rows as cluster_rows
 from harness.evidence.redact import redact, redact_obj
+from harness.evidence.style import esc as _esc
+from harness.evidence.style import page
 from harness.fsutil import write_atomic
 from harness.model import PHASES
+from harness.progress import one_line
 
 DASH = "—"
 MET = {True: "✔", False: "✘", None: DASH}
@@ -76,12 +79,26 @@ def _timings(run: dict) -> list[tuple[str, object]]:
 # -- the document: a list of blocks ---------------------------------------------
 # ("h", level, text) ("p", text) ("warn", title, lines) ("fields", [(label, value)])
 # ("table", headers, rows) ("code", text) ("links", [(label, href)]) ("timeline",)
-# A field value is text, or (label, href) for a link.
+# A field value or a table cell is text, or (label, href) for a link. Each section is a function of
+# the record returning its blocks; the report is SECTIONS in order, what was proved first.
 
-def _document(run: dict) -> list[tuple]:
-    sc, lab, verdict = run.get("scenario", {}), run.get("lab", {}), run.get("verdict", {})
-    name, result = sc.get("name", DASH), verdict.get("result", DASH)
-    doc: list[tuple] = [("h", 1, f"{name}: {result}")]
+# The checks, grouped as a run proves them: (title, what the group shows, which observations).
+# A new kind of check is a line here.
+CHECK_GROUPS = (
+    ("The fault took", "Each fault was proven in effect before anything else ran",
+     lambda o: o.get("kind") == "armed"),
+    ("The failure, as expected", "The failure signature the scenario claims",
+     lambda o: o.get("kind") == "expect"),
+    ("After the fix", "The healthy state, proven after the recovery",
+     lambda o: o.get("kind") == "verify" and not o.get("layer")),
+    ("The cluster, layer by layer", "What `invoke verify`'s layers found on the running cluster",
+     lambda o: o.get("kind") == "verify" and bool(o.get("layer"))),
+)
+
+
+def _title(run: dict) -> list[tuple]:
+    sc, verdict = run.get("scenario", {}), run.get("verdict", {})
+    doc: list[tuple] = [("h", 1, f"{sc.get('name', DASH)}: {verdict.get('result', DASH)}")]
     if run.get("status") != "complete":
         lines = ["This run did not complete (interrupted or crashed); the evidence below is partial."]
         missing = not_reached(run)
@@ -90,10 +107,70 @@ def _document(run: dict) -> list[tuple]:
         if running:
             lines.append("Still running when it stopped: " + ", ".join(running) + ".")
         doc.append(("warn", "INCOMPLETE RUN", lines))
+    return doc
 
+
+def proof(o: dict) -> str:
+    """The line that decides a check: the line a pattern matched, that no line matched an
+    `absent` pattern, or the value read against what was expected (a verify layer's
+    finding: the value it read). A multi-line reading gives its first line and a count;
+    the record and the check's log keep all of it."""
+    value, matched, expected = (_text(o.get(k)) for k in ("value", "matched", "expected"))
+    met = o.get("met")
+    if met is None or o.get("layer"):  # gated out, recorded only, or a finding: what was read
+        return one_line(matched or value, "in the record") or DASH
+    if expected.startswith("pattern "):
+        return one_line(matched, "in the record") if met and matched else \
+            f"no line matches {expected[len('pattern '):]} (the output is in the check's log)"
+    if expected.startswith("absent "):
+        if not met:
+            return f"this line matches {expected[len('absent '):]}: {one_line(matched, 'in the record')}"
+        n = len(value.splitlines())
+        return f"no line matches {expected[len('absent '):]} ({n} line{'' if n == 1 else 's'} read)"
+    seen = one_line(matched or value, "in the record") or "(nothing)"
+    return f"read {seen} ({expected})" if met else f"read {seen}; expected {expected or DASH}"
+
+
+def _verdict_text(o: dict) -> str:
+    mark = {True: "✔", False: "✘"}.get(o.get("met"), DASH)
+    if o.get("verdict"):  # a verify layer's own words: holds, does not hold, recorded, not applicable
+        return f"{mark} {o['verdict']}"
+    if o.get("met") is None:
+        return f"{DASH} not applicable"
+    return "✔ met" if o["met"] else "✘ not met"
+
+
+def _proved(run: dict) -> list[tuple]:
+    verdict = run.get("verdict", {})
     reason = f": {verdict['reason']}" if verdict.get("reason") else ""
+    doc: list[tuple] = [("h", 2, "What was proved"),
+                        ("p", f"Verdict: {verdict.get('result', DASH)} (exit code {verdict.get('exit_code', DASH)})"
+                              f"{reason}.")]
+    observations = run.get("observations", [])
+    shown = 0
+    for title, meaning, chosen in CHECK_GROUPS:
+        mine = [o for o in observations if chosen(o)]
+        if not mine:
+            continue
+        shown += len(mine)
+        asserted = [o for o in mine if o.get("met") is not None]
+        count = f"{sum(o['met'] is True for o in asserted)} of {len(asserted)} met"
+        if len(asserted) < len(mine):
+            count += f", {len(mine) - len(asserted)} not asserted"
+        rows = [[o.get("check", DASH), o.get("machine", DASH), _verdict_text(o), proof(o),
+                 ("log", o["log"]) if o.get("log") else DASH] for o in mine]
+        doc += [("h", 3, f"{title}: {count}"), ("p", meaning + "."),
+                ("table", ["check", "on", "verdict", "the line that proves it", "reading"], rows)]
+    if not shown:
+        doc.append(("p", "No check was evaluated."))
+    if run.get("facts"):
+        doc += [("h", 3, "Facts"), ("table", ["fact", "value"], [[k, v] for k, v in run["facts"].items()])]
+    return doc
+
+
+def _summary(run: dict) -> list[tuple]:
+    sc, lab = run.get("scenario", {}), run.get("lab", {})
     fields = [
-        ("Verdict", f"{result} (exit code {verdict.get('exit_code', DASH)}){reason}"),
         ("Claims", ", ".join(sc.get("claims", [])) or DASH),
         ("Mode", run.get("mode", DASH)),
         ("Run status", run.get("status", DASH)),
@@ -103,20 +180,41 @@ def _document(run: dict) -> list[tuple]:
         ("Acceleration", _accel(lab)),
         ("Started", _when(run.get("started_at"))),
         ("Finished", _when(run.get("finished_at"))),
+        ("kubelab", f"commit {run['kubelab']['commit']}" if run.get("kubelab") else DASH),
     ]
-    doc += [("h", 2, "Summary"), ("p", sc.get("summary") or DASH), ("fields", fields)]
-    if run.get("facts"):
-        doc += [("h", 2, "Facts"), ("table", ["fact", "value"], [[k, v] for k, v in run["facts"].items()])]
+    return [("h", 2, "Summary"), ("p", sc.get("summary") or DASH), ("fields", fields)]
 
-    versions = [[m, v.get("ip", DASH), *(v.get("versions", {}).get(k) or DASH for k in VERSION_KEYS)]
+
+def _containerd(v: dict) -> str:
+    """The real version (probes/facts.py), and Debian's package when the binary is not it."""
+    real, package = v.get("containerd") or DASH, v.get("containerd_package")
+    return f"{real} (replaces Debian's {package})" if package and package != real else real
+
+
+def _versions(run: dict) -> list[tuple]:
+    machines = [[m, v.get("ip", DASH), *(_containerd(v.get("versions", {})) if k == "containerd"
+                                         else v.get("versions", {}).get(k) or DASH for k in VERSION_KEYS)]
                 for m, v in run.get("machines", {}).items()]
-    doc += [("h", 2, "Versions"), ("table", ["machine", "ip", *VERSION_KEYS], versions)]
+    doc = [("h", 2, "Versions"), ("table", ["machine", "ip", *VERSION_KEYS], machines)]
+    cluster = run.get("cluster")
+    if cluster:
+        doc.append(("h", 3, "The cluster, as it reports itself"))
+        if cluster.get("versions"):
+            doc += [("p", f"Read through the API at {_when(cluster.get('read_at'))}."),
+                    ("table", ["component", "version", "read from"], cluster_rows(cluster["versions"]))]
+        else:
+            doc.append(("p", f"Not read: {cluster.get('error', DASH)}"))
+    return doc
 
+
+def _phases(run: dict) -> list[tuple]:
     phases = [[p.get("name", DASH), p.get("status", DASH), _secs(_span(p)), p.get("reason", "")]
               for p in run.get("phases", [])]
-    doc += [("h", 2, "Phases"), ("table", ["phase", "status", "duration (s)", "reason"], phases), ("timeline",)]
+    return [("h", 2, "Phases"), ("table", ["phase", "status", "duration (s)", "reason"], phases), ("timeline",)]
 
-    doc.append(("h", 2, "What was done"))
+
+def _done(run: dict) -> list[tuple]:
+    doc: list[tuple] = [("h", 2, "What was done")]
     for s in run.get("steps", []):
         code = s.get("exit_code")
         f = [("exit code", DASH if code is None else str(code)), ("duration", f"{_secs(s.get('duration'))} s"),
@@ -125,8 +223,11 @@ def _document(run: dict) -> list[tuple]:
             f.append(("log", (s["log"], s["log"])))
         title = f"{s.get('index', '')}. {s.get('name', DASH)} on {s.get('machine', DASH)}"
         doc += [("h", 3, f"{title} ({s.get('phase', DASH)} phase)"), ("code", s.get("command", "")), ("fields", f)]
+    return doc
 
-    doc.append(("h", 2, "What was seen"))
+
+def _seen(run: dict) -> list[tuple]:
+    doc: list[tuple] = [("h", 2, "What was seen")]
     for o in run.get("observations", []):
         met = o.get("met")
         when = f"{_secs(o.get('after'))} s after the {o.get('phase', DASH)} phase started"
@@ -135,15 +236,29 @@ def _document(run: dict) -> list[tuple]:
              ("probe", o.get("probe") or DASH), ("when", when)]
         if o.get("source"):
             f.append(("source", o["source"]))
+        if o.get("log"):
+            f.append(("log", (o["log"], o["log"])))
         shown = ("matched line", o["matched"]) if o.get("matched") else ("value", o.get("value", ""))
         title = f"{MET.get(met, DASH)} {o.get('check', DASH)} on {o.get('machine', DASH)} ({o.get('kind', DASH)})"
         doc += [("h", 3, title), ("fields", f), ("p", shown[0] + ":"), ("code", shown[1])]
+    return doc
 
-    doc += [("h", 2, "Timings"), ("table", ["measure", "seconds"], [[k, _secs(v)] for k, v in _timings(run)])]
+
+def _timings_section(run: dict) -> list[tuple]:
+    return [("h", 2, "Timings"), ("table", ["measure", "seconds"], [[k, _secs(v)] for k, v in _timings(run)])]
+
+
+def _evidence(run: dict) -> list[tuple]:
     links = [(f"{e.get('what', DASH)} ({e.get('kind', DASH)}, {e.get('machine', DASH)})", e.get("file", ""))
              for e in run.get("evidence", [])]
-    doc += [("h", 2, "Evidence files"), ("links", links) if links else ("p", "No evidence files were recorded.")]
-    return [_as_text(b) for b in doc]
+    return [("h", 2, "Evidence files"), ("links", links) if links else ("p", "No evidence files were recorded.")]
+
+
+SECTIONS = (_title, _proved, _summary, _versions, _phases, _done, _seen, _timings_section, _evidence)
+
+
+def _document(run: dict) -> list[tuple]:
+    return [_as_text(b) for section in SECTIONS for b in section(run)]
 
 
 def _text(value) -> str:
@@ -169,7 +284,7 @@ def _as_text(block: tuple) -> tuple:
     if kind == "fields":
         return (kind, [(k, v if isinstance(v, tuple) else _text(v)) for k, v in block[1]])
     if kind == "table":
-        return (kind, block[1], [[_text(c) for c in row] for row in block[2]])
+        return (kind, block[1], [[c if isinstance(c, tuple) else _text(c) for c in row] for row in block[2]])
     if kind == "warn":
         return (kind, block[1], [_text(line) for line in block[2]])
     return block
@@ -192,6 +307,8 @@ def _md_value(v) -> str:
 
 
 def _md_cell(v) -> str:
+    if isinstance(v, tuple):
+        return f"[{_md_cell(v[0])}]({v[1]})"
     return str(v).replace("|", "\\|").replace("\n", " ")
 
 
@@ -218,17 +335,6 @@ def markdown(run: dict) -> str:
 
 
 # -- HTML ---------------------------------------------------------------------------
-
-CSS = """body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}
-table{border-collapse:collapse;margin:1rem 0}td,th{border:1px solid #ccc;padding:.25rem .5rem;text-align:left}
-pre{background:#f5f5f5;padding:.5rem;overflow-x:auto;white-space:pre-wrap}
-.warn{border:3px solid #c62828;background:#fdecea;padding:.5rem 1rem;margin:1rem 0}
-svg text{font-size:11px;font-family:sans-serif}"""
-
-
-def _esc(text) -> str:
-    return _html.escape(str(text), quote=True)
-
 
 def _timeline(run: dict) -> str:
     """Inline SVG: a bar per phase on a shared time axis, a mark per met observation."""
@@ -279,6 +385,14 @@ def _html_value(v) -> str:
     return f'<a href="{_esc(v[1])}">{_esc(v[0])}</a>' if isinstance(v, tuple) else _esc(v)
 
 
+def _html_cell(v) -> str:
+    """A table cell: text (a verdict coloured) or a link."""
+    if isinstance(v, tuple):
+        return f"<td>{_html_value(v)}</td>"
+    cls = ' class="ok"' if v.startswith("✔") else ' class="bad"' if v.startswith("✘") else ""
+    return f"<td{cls}>{_esc(v)}</td>"
+
+
 def html(run: dict) -> str:
     """The run as a standalone HTML page: inline CSS and SVG, no scripts, no external resources."""
     run = redact_obj(run)
@@ -297,7 +411,7 @@ def html(run: dict) -> str:
             out.append(f"<ul>{items}</ul>")
         elif b[0] == "table":
             head = "".join(f"<th>{_esc(h)}</th>" for h in b[1])
-            body = "".join("<tr>" + "".join(f"<td>{_esc(c)}</td>" for c in r) + "</tr>" for r in b[2])
+            body = "".join("<tr>" + "".join(_html_cell(c) for c in r) + "</tr>" for r in b[2])
             out.append(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
         elif b[0] == "code":
             out.append(f"<pre><code>{_esc(b[1])}</code></pre>")
@@ -305,10 +419,7 @@ def html(run: dict) -> str:
             out.append("<ul>" + "".join(f"<li>{_html_value(link)}</li>" for link in b[1]) + "</ul>")
         elif b[0] == "timeline":
             out.append(_timeline(run))
-    title = _esc(doc[0][2])
-    page = (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"/><title>{title}</title>'
-            f"<style>{CSS}</style></head>\n<body>\n" + "\n".join(out) + "\n</body></html>\n")
-    return redact(page)
+    return redact(page(doc[0][2], out))
 
 
 # -- JUnit --------------------------------------------------------------------------

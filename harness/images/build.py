@@ -44,7 +44,8 @@ def ensure(recipe: Recipe, progress: Progress | None = None, rebuild: bool = Fal
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             progress.note(f"image {recipe.image_id}: another build is running; waiting for it")
-            fcntl.flock(lock, fcntl.LOCK_EX)
+            with progress.activity(f"image {recipe.image_id}: waiting for the other build to finish"):
+                fcntl.flock(lock, fcntl.LOCK_EX)
         if not rebuild:
             image = store.find(recipe)
             if image:

@@ -91,7 +91,11 @@ def ensure(suite: str, containerd: str, progress: Progress | None = None, rebuil
     if (final / "manifest.json").exists() and not rebuild:
         return store.load(final)
     with open(paths.images_dir() / f".lock-{final.name}", "w") as lock:  # matrix cells may ask at once
-        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            with progress.activity(f"image {final.name}: waiting for the other build to finish"):
+                fcntl.flock(lock, fcntl.LOCK_EX)
         if (final / "manifest.json").exists() and not rebuild:
             return store.load(final)
         return _build(base, record, built.binaries(record), final, progress)

@@ -350,12 +350,13 @@ class LibvirtBackend(MachineBackend):
             t.start()
         reported = set()
         try:
-            while any(t.is_alive() for t in threads):
-                for name in sorted(set(done) - reported):
-                    progress.note(f"machine {name}: SSH answers after {done[name]:.1f}s")
-                    reported.add(name)
-                progress.update(f"waiting for SSH on {len(domains) - len(done)} machine(s), {time.monotonic() - start:.0f}s")
-                time.sleep(0.2)
+            with progress.activity(f"waiting for SSH on {', '.join(domains)} (up to {timeout:g}s)"):
+                while any(t.is_alive() for t in threads):
+                    for name in sorted(set(done) - reported):
+                        progress.note(f"machine {name}: SSH answers after {done[name]:.1f}s")
+                        reported.add(name)
+                    progress.update("still waiting for " + ", ".join(n for n in domains if n not in done))
+                    time.sleep(0.2)
         finally:
             cancel.set()
         for name in sorted(set(done) - reported):

@@ -8,11 +8,12 @@ compared matrix renders the same way as one run here.
 
 from __future__ import annotations
 
-import html
 import json
+import time
 from pathlib import Path
 
 from ..errors import UsageError
+from ..evidence import style
 from ..artifacts.versions import KubeVersion
 from .cells import HOST
 
@@ -25,9 +26,11 @@ STATUSES = (MET, FAIL, INFRA, UNSUPPORTED, NOT_RUN, RUNNING)
 SECONDS_SUFFIX = "_s"  # facts named like ready_s are timings
 
 
-def new(axes: dict, concurrent_cells: int = 1) -> dict:
+def new(axes: dict, concurrent_cells: int = 1, commit: str = "", started_at: float | None = None) -> dict:
+    """commit: the kubelab that runs it (provenance.commit()); started_at: epoch seconds."""
     return {"schema": SCHEMA, "schema_version": SCHEMA_VERSION, "axes": axes, "cells": [],
-            "concurrent_cells": concurrent_cells}
+            "concurrent_cells": concurrent_cells, "kubelab_commit": commit, "started_at": started_at,
+            "finished_at": None}
 
 
 def cell_entry(cell, runs: bool | None = None) -> dict:
@@ -138,9 +141,15 @@ def _timing_note(matrix: dict, fact: str) -> str:
 
 
 def render_md(matrix: dict) -> str:
-    lines = ["# kubelab matrix", ""]
+    lines = ["# kubelab matrix", ""] + [f"- **{k}:** {v}" for k, v in context(matrix)] + [""]
     if matrix.get("compared_with"):
         lines += [f"Compared with `{matrix['compared_with']}`: a changed cell shows `was → now`.", ""]
+    lines += ["## Every cell", "", "| status | cell | scenario | wall (s) | reason |", "|---|---|---|---|---|"]
+    for r in outcomes(matrix):
+        status = f"[{r['status']}]({r['link']})" if r["link"] else r["status"]
+        lines.append(f"| {status} | {r['cell']} | {r['scenario']} | {_seconds(r['seconds'])} | "
+                     f"{r['reason'].replace('|', '/')} |")
+    lines.append("")
     for p in pivots(matrix):
         lines += [f"## {p['scenario']}: {p['fact']}", "",
                   "| Kubernetes | " + " | ".join(p["columns"]) + " |",
@@ -165,13 +174,71 @@ def render_md(matrix: dict) -> str:
     return "\n".join(lines)
 
 
+# -- the run's context: what a reader needs before the pivots ---------------------------------------
+def _when(ts) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(ts)) if ts else "-"
+
+
+def context(matrix: dict) -> list[tuple[str, str]]:
+    """(label, text): when it ran, which kubelab, its axes, and how long."""
+    axes = matrix.get("axes", {})
+    wall = matrix.get("wall_s")
+    return [
+        ("When", f"{_when(matrix.get('started_at'))} to {_when(matrix.get('finished_at'))}"),
+        ("kubelab", f"commit {matrix.get('kubelab_commit') or 'unknown (not recorded)'}"),
+        ("Scenarios", ", ".join(axes.get("scenarios", [])) or "-"),
+        ("Kubernetes", ", ".join(axes.get("kubernetes", [])) or "-"),
+        ("Suites", ", ".join(axes.get("suites", [])) or "-"),
+        ("containerd built from source", ", ".join(axes.get("containerd_built", [])) or "none"),
+        ("Cells", f"{len(matrix['cells'])}, " + ("one at a time" if matrix.get("concurrent_cells", 1) <= 1
+                                                  else f"up to {matrix['concurrent_cells']} at once")),
+        ("Wall time", f"{wall:.0f} s" if wall is not None else "-"),
+    ]
+
+
+# FAIL and INFRA first: what needs a reader's attention leads
+_ORDER = {FAIL: 0, INFRA: 1, RUNNING: 2, NOT_RUN: 3, UNSUPPORTED: 4, MET: 5}
+
+
+def outcomes(matrix: dict) -> list[dict]:
+    """One row per (cell, scenario), failures and INFRA first, each with its reason and wall time."""
+    rows = []
+    for c in matrix["cells"]:
+        for name, entry in c["scenarios"].items():
+            verdict = entry.get("verdict") or {}
+            reason = entry.get("reason") or (verdict.get("reason") if entry["status"] != MET else "") \
+                or (c.get("unsupported_why") if entry["status"] == UNSUPPORTED else "") or ""
+            if (entry.get("attempts") or 0) > 1:
+                reason = f"{reason} ({entry['attempts']} attempts)".lstrip()
+            rows.append({"cell": c["id"], "kubernetes": c["kubernetes"], "column": c["column"], "scenario": name,
+                         "status": entry["status"], "seconds": entry.get("seconds"),
+                         "attempts": entry.get("attempts"), "reason": reason, "link": entry.get("run_dir", ""),
+                         "log": entry.get("log", "")})
+    return sorted(rows, key=lambda r: (_ORDER.get(r["status"], 9), r["cell"], r["scenario"]))
+
+
+def _seconds(v) -> str:
+    return "-" if v is None else f"{v:.0f}"
+
+
 def render_html(matrix: dict) -> str:
-    e = html.escape
-    out = ["<!doctype html><meta charset='utf-8'><title>kubelab matrix</title>",
-           "<style>table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #bbb;padding:4px 8px}"
-           "td.cl{border-left:3px solid #c00}td.ct{border-top:3px solid #c00}"
-           ".FAIL{background:#fdd}.INFRA{background:#fed}.UNSUPPORTED,.NOTRUN,.running{color:#888}</style>",
-           "<h1>kubelab matrix</h1>"]
+    e = style.esc
+    rows = outcomes(matrix)
+    counts = {s: sum(r["status"] == s for r in rows) for s in STATUSES}
+    summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
+    out = [f"<h1>kubelab matrix: {e(summary or 'no scenarios')}</h1>",
+           "<ul>" + "".join(f"<li><strong>{e(k)}:</strong> {e(v)}</li>" for k, v in context(matrix)) + "</ul>"]
+    if matrix.get("compared_with"):
+        out.append(f"<p>Compared with <code>{e(matrix['compared_with'])}</code>: a changed cell shows was → now.</p>")
+    out.append("<h2>Every cell</h2><table><thead><tr><th>status</th><th>cell</th><th>Kubernetes</th>"
+               "<th>containerd</th><th>scenario</th><th>wall (s)</th><th>reason</th><th>record</th></tr></thead><tbody>")
+    for r in rows:
+        links = [f"<a href='{e(r['link'])}'>report</a>"] if r["link"] else []
+        links += [f"<a href='{e(r['log'])}'>log</a>"] if r["log"] else []
+        out.append(f"<tr><td class='{e(r['status'].replace(' ', ''))}'>{e(r['status'])}</td><td>{e(r['cell'])}</td>"
+                   f"<td>{e(r['kubernetes'])}</td><td>{e(r['column'])}</td><td>{e(r['scenario'])}</td>"
+                   f"<td>{_seconds(r['seconds'])}</td><td>{e(r['reason'])}</td><td>{' '.join(links)}</td></tr>")
+    out.append("</tbody></table>")
     for p in pivots(matrix):
         out.append(f"<h2>{e(p['scenario'])}: {e(p['fact'])}</h2><table><tr><th>Kubernetes</th>"
                    + "".join(f"<th>{e(c)}</th>" for c in p["columns"]) + "</tr>")
@@ -198,7 +265,10 @@ def render_html(matrix: dict) -> str:
         note = _timing_note(matrix, p["fact"])
         if note:
             out.append(f"<p>{e(note)}</p>")
-    return "\n".join(out) + "\n"
+    unsupported = sorted({c["unsupported_why"] for c in matrix["cells"] if not c["supported"]})
+    if unsupported:
+        out.append("<h2>Unsupported pairs</h2><ul>" + "".join(f"<li>{e(u)}</li>" for u in unsupported) + "</ul>")
+    return style.page("kubelab matrix", out)
 
 
 # -- compare and merge ------------------------------------------------------------------------
@@ -231,14 +301,19 @@ def merge(parts: list[dict]) -> dict:
     if not parts:
         raise UsageError("matrix.merge: no matrix.json given")
     cells: dict[str, dict] = {}
-    axes = {"kubernetes": [], "suites": [], "scenarios": []}
+    axes: dict[str, list] = {"kubernetes": [], "suites": [], "scenarios": []}
     for part in parts:
-        for key in axes:
-            for v in part.get("axes", {}).get(key, []):
-                if v not in axes[key]:
+        for key, values in part.get("axes", {}).items():
+            for v in values:
+                if v not in axes.setdefault(key, []):
                     axes[key].append(v)
         for c in part["cells"]:
             cells[c["id"]] = c
-    merged = new(axes, max(p.get("concurrent_cells", 1) for p in parts))
+    commits = sorted({p.get("kubelab_commit") or "unknown (not recorded)" for p in parts})
+    starts = [p["started_at"] for p in parts if p.get("started_at")]
+    ends = [p["finished_at"] for p in parts if p.get("finished_at")]
+    merged = new(axes, max(p.get("concurrent_cells", 1) for p in parts), " and ".join(commits),
+                 min(starts) if starts else None)
+    merged["finished_at"] = max(ends) if ends else None
     merged["cells"] = [cells[k] for k in sorted(cells)]
     return merged

@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import paths
+from .. import paths, provenance
 from ..progress import Progress
 from . import report, schedule
 from .cells import HOST
@@ -79,6 +79,11 @@ def plan_lines(cells, scenarios: dict, opts: Options) -> list[str]:
                      f"{need.memory_mib} MiB, {need.vcpus} vCPU, ~{minutes} min")
         if schedule.too_big(need, opts.memory_budget_mib):
             lines.append(f"    needs more memory than the budget: it runs alone, and lab.up refuses it if the host cannot hold it")
+        cores = os.cpu_count() or 1
+        wide = max((m.cpus for n in c.scenarios for m in scenarios[n].lab.machines), default=0)
+        if wide > cores:
+            lines.append(f"    a machine asks for {wide} vCPUs and this host has {cores} core(s): "
+                         "its runs are refused when they start (INFRA)")
     groups = schedule.waves(needs, opts.memory_budget_mib, opts.max_vcpus)
     total = sum(max(sum(estimate_min(scenarios[n]) for n in runnable[i].scenarios) for i in g) for g in groups)
     lines.append(f"estimate: ~{total} min in {len(groups)} wave(s) of at most {max((len(g) for g in groups), default=0)} "
@@ -272,7 +277,7 @@ def run(cells, scenarios: dict, opts: Options, axes: dict, progress: Progress | 
     previous = None
     if opts.resume and (opts.out / "matrix.json").exists():
         previous = report.load(opts.out / "matrix.json")
-    matrix = report.new(axes)
+    matrix = report.new(axes, commit=provenance.commit(), started_at=time.time())
     for cell in cells:
         entry = report.cell_entry(cell, runs=cell.supported or opts.run_unsupported)
         old = next((c for c in previous["cells"] if c["id"] == cell.id), None) if previous else None
@@ -287,41 +292,46 @@ def run(cells, scenarios: dict, opts: Options, axes: dict, progress: Progress | 
     running: dict[str, tuple[threading.Thread, schedule.Need]] = {}
     peak = 1
     started = time.time()
-    try:
-        while pending or running:
-            for cid, (thread, _) in list(running.items()):
-                if not thread.is_alive():
-                    del running[cid]
-            while pending and not state.stop.is_set():
-                need = schedule.cell_need(pending[0], scenarios)
-                if not schedule.admit([n for _, n in running.values()], need, opts.memory_budget_mib, opts.max_vcpus):
-                    break
-                cell = pending.pop(0)
-                thread = threading.Thread(target=_run_cell, args=(state, cell, scenarios, opts, progress, deadline),
-                                          name=f"cell-{cell.id}", daemon=True)
-                running[cell.id] = (thread, need)
-                thread.start()
-                peak = max(peak, len(running))
-            if state.stop.is_set() and pending:
-                for cell in pending:
-                    entry = next(c for c in matrix["cells"] if c["id"] == cell.id)
-                    for result in entry["scenarios"].values():
-                        if result["status"] == report.NOT_RUN:
-                            result["reason"] = state.stop_reason
-                pending = []
-            time.sleep(0.5)
-    except KeyboardInterrupt as exc:
-        state.stop_reason = f"interrupted ({exc})"
-        state.stop.set()
-        progress.note("matrix interrupted: stopping the running scenarios, which tear down their labs")
-        for thread, _ in running.values():
-            thread.join(TERM_GRACE_S + 30)
-        raise
-    finally:
-        for lab_name in list(state.pools):  # a cell thread that did not finish its teardown in time
-            _down_quietly(lab_name, progress)
-        with state.lock:
-            matrix["concurrent_cells"] = peak
-            matrix["wall_s"] = round(time.time() - started, 1)  # this invocation's (a resume counts its own)
-            report.save(matrix, opts.out)
+    watch = progress.activity(f"matrix: {sum(len(c.scenarios) for c in pending)} scenario run(s) in "
+                              f"{len(pending)} cell(s)")
+    with watch:  # the matrix's own line: what runs, what waits
+        try:
+            while pending or running:
+                for cid, (thread, _) in list(running.items()):
+                    if not thread.is_alive():
+                        del running[cid]
+                progress.update(f"running {', '.join(running) or 'none'}; {len(pending)} cell(s) waiting")
+                while pending and not state.stop.is_set():
+                    need = schedule.cell_need(pending[0], scenarios)
+                    if not schedule.admit([n for _, n in running.values()], need, opts.memory_budget_mib, opts.max_vcpus):
+                        break
+                    cell = pending.pop(0)
+                    thread = threading.Thread(target=_run_cell, args=(state, cell, scenarios, opts, progress, deadline),
+                                              name=f"cell-{cell.id}", daemon=True)
+                    running[cell.id] = (thread, need)
+                    thread.start()
+                    peak = max(peak, len(running))
+                if state.stop.is_set() and pending:
+                    for cell in pending:
+                        entry = next(c for c in matrix["cells"] if c["id"] == cell.id)
+                        for result in entry["scenarios"].values():
+                            if result["status"] == report.NOT_RUN:
+                                result["reason"] = state.stop_reason
+                    pending = []
+                time.sleep(0.5)
+        except KeyboardInterrupt as exc:
+            state.stop_reason = f"interrupted ({exc})"
+            state.stop.set()
+            progress.note("matrix interrupted: stopping the running scenarios, which tear down their labs")
+            for thread, _ in running.values():
+                thread.join(TERM_GRACE_S + 30)
+            raise
+        finally:
+            for lab_name in list(state.pools):  # a cell thread that did not finish its teardown in time
+                _down_quietly(lab_name, progress)
+            with state.lock:
+                matrix["concurrent_cells"] = peak
+                matrix["wall_s"] = round(time.time() - started, 1)  # this invocation's (a resume counts its own)
+                matrix["finished_at"] = time.time()
+                report.save(matrix, opts.out)
     return matrix

@@ -3,7 +3,8 @@
 Each `read()` returns a Reading: `value` for `equals`, `text` (one line per
 object, stable order) for patterns and counts. An API that does not answer is
 a reading too ("API not answering: ..."), so a check keeps polling through
-an API server restart instead of failing the run.
+an API server restart instead of failing the run; only transport and API
+errors are that, a bug in a probe is an internal error.
 """
 
 from __future__ import annotations
@@ -29,13 +30,28 @@ class ClusterProbe(Probe):
     def observe(self, cluster, command: str) -> tuple[Reading, int | None]:
         try:
             return self.read(cluster), 0
-        except Exception as exc:  # noqa: BLE001 - timeouts, refused connections, API errors: all "not yet"
+        except not_answering() as exc:  # "not yet": the check polls on
             reason = getattr(exc, "reason", None) or type(exc).__name__
             text = f"API not answering: {reason}: {str(exc).splitlines()[0][:200] if str(exc) else ''}"
             return Reading(None, text), None
+        # anything else (AttributeError, KeyError, TypeError, ...) is a bug in the probe:
+        # it ends the phase as an internal error (exit 2), never as a check not met
 
     def read(self, cluster) -> Reading:
         raise NotImplementedError
+
+
+def not_answering() -> tuple[type[BaseException], ...]:
+    """What an API server that is down, restarting or slow raises through the client: an
+    HTTP error status (ApiException; the exec stream wraps its failures in one too,
+    kubernetes/stream/ws_client.py), urllib3's connection, protocol and timeout errors, and
+    the socket's (OSError: refused, reset, unreachable, TLS, timeouts)."""
+    from http.client import HTTPException
+
+    from kubernetes.client.exceptions import ApiException
+    from urllib3.exceptions import HTTPError
+
+    return (ApiException, HTTPError, HTTPException, OSError)
 
 
 def _ready(node) -> str:

@@ -92,7 +92,8 @@ def _show(value) -> str:
 
 
 def evaluate(check: Check, remote, ctx: Context = Context(), clock=time.monotonic, sleep=time.sleep,
-             probe: Probe | None = None, wall=time.time) -> Outcome:
+             probe: Probe | None = None, wall=time.time, on_poll=None) -> Outcome:
+    """`on_poll(polls, reading)`: told after every poll (the progress line of a long wait)."""
     probe = probe or make(check.probe.kind, check.probe.args)
     command = probe.command(ctx)
     start = clock()
@@ -102,6 +103,8 @@ def evaluate(check: Check, remote, ctx: Context = Context(), clock=time.monotoni
         reading, exit_code = probe.observe(remote, command)
         signals.raise_if_stopped()  # a library may have swallowed the stop while observing
         polls += 1
+        if on_poll:
+            on_poll(polls, reading)
         ok, matched = match(check, reading)
         now = clock()
         if ok:

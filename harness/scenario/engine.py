@@ -10,10 +10,12 @@ are recorded as skipped with the reason; collect and teardown always run
 
 from __future__ import annotations
 
+import json
 import secrets
 import time
 import traceback
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -26,10 +28,18 @@ from ..probes import Context
 from ..probes import make as make_probe
 from ..probes.facts import COMMAND as FACTS_COMMAND
 from ..probes.facts import parse as parse_facts
-from ..progress import Progress
+from ..progress import Progress, one_line
 from ..remote.result import CommandResult
 from .checks import Outcome, evaluate
 from .plan import BOOT_ID, Step, cluster_facts, plan, with_release
+
+
+# what the record keeps of a machine's facts: containerd is the real version (probes/facts.py),
+# with what the binary printed and Debian's package beside it
+MACHINE_VERSIONS = ("os", "kernel", "containerd", "containerd_reported", "containerd_package", "runc", "systemd")
+
+
+STEP_NOTE_S = 2.0  # a step that took this long gets its own console line; quicker ones only the live line
 
 
 @dataclass(frozen=True)
@@ -190,7 +200,7 @@ class Engine:
             result = self.lab.remote(name).run(FACTS_COMMAND, timeout=60, check=True)
             self.facts[name] = parse_facts(result)
             rec.data["machines"][name] = {"ip": self.lab.ip(name), "role": self.lab.role(name),
-                                         "versions": {k: self.facts[name][k] for k in ("os", "kernel", "containerd", "runc", "systemd")},
+                                         "versions": {k: self.facts[name][k] for k in MACHINE_VERSIONS},
                                          "pid1": self.facts[name]["pid1"], "cgroupfs": self.facts[name]["cgroupfs"]}
         rec.save()
         self.since = time.time()
@@ -232,30 +242,50 @@ class Engine:
             if not_armed and phase != "armed-check":  # a fault armed inside install did not take: stop here
                 break
             step = self._filled(step)
-            if step.action in ("run", "write"):
-                self._run_step(step)
-            elif step.action == "fetch":
-                self._fetch(step)
-            elif step.action == "reboot":
-                self._reboot(step)
-            elif step.action == "power-cycle":
-                started_wall, started = time.time(), self.clock()
-                said = self.lab.power_cycle(step.machine, step.command, step.timeout)
-                self.record.step(step.phase, step.name, step.machine, CommandResult(
-                    step.machine, step.line().split(": ", 1)[1], 0, said + "\n", "", started_wall,
-                    self.clock() - started))
+            if step.action in ("run", "write", "fetch", "reboot", "power-cycle"):
+                with self._doing(step):
+                    self._act(step)
             elif step.action == "not-applicable" and step.check is None:
                 self.record.skipped_step(phase, step.name, step.machine, step.note)
             elif step.action == "not-applicable":
                 self.record.not_applicable(step.kind, phase, step.check, step.machine, self._facts_of(step.machine))
             elif step.action == "verify-layer":
-                self._verify_layer(step, entry)
+                with self.progress.activity(f"{phase}: verify layer {step.name} on the cluster"):
+                    self._verify_layer(step, entry)
             elif step.action == "check":
                 obs = self._observe(step, entry)
                 if step.kind == "armed" and not obs["met"]:
                     not_armed.append(f"{step.name} on {step.machine}: {step.check.name} (saw {obs['value']!r})")
         if not_armed:
             raise PhaseError("fault not in effect, so nothing after this would prove anything: " + "; ".join(not_armed))
+
+    def _act(self, step: Step) -> None:
+        if step.action in ("run", "write"):
+            self._run_step(step)
+        elif step.action == "fetch":
+            self._fetch(step)
+        elif step.action == "reboot":
+            self._reboot(step)
+        elif step.action == "power-cycle":
+            started_wall, started = time.time(), self.clock()
+            said = self.lab.power_cycle(step.machine, step.command, step.timeout)
+            self.record.step(step.phase, step.name, step.machine, CommandResult(
+                step.machine, step.line().split(": ", 1)[1], 0, said + "\n", "", started_wall,
+                self.clock() - started))
+
+    @contextmanager
+    def _doing(self, step: Step):
+        """A step's progress: live while it runs (a minute's heartbeat in a log), then a line
+        with its exit code and time if it took a while or did not exit 0 (the record has every step)."""
+        what = f"{step.phase}: {step.name} on {step.machine}"
+        started, recorded = time.monotonic(), len(self.record.data["steps"])
+        with self.progress.activity(f"{what} (up to {step.timeout:g}s)"):
+            yield
+        done = self.record.data["steps"][recorded:]
+        code = done[-1]["exit_code"] if done else None
+        took = time.monotonic() - started
+        if took >= STEP_NOTE_S or code not in (0, None):
+            self.progress.note(f"{what}: {'exit ' + str(code) if code not in (0, None) else 'done'} in {took:.1f}s")
 
     def _run_step(self, step: Step) -> None:
         stdin = step.content.encode() if step.action == "write" else None
@@ -311,21 +341,56 @@ class Engine:
         if self.lab is None:
             return
         rec = self.record
-        for step in (s for s in self.steps if s.phase == "collect"):
-            kind, what = step.name.split(" ", 1)
-            rel_name = f"evidence/{step.machine}-{kind}-{_safe(what)}.txt"
-            try:
-                result = self.lab.remote(step.machine).run(step.command, timeout=step.timeout)
-            except HarnessError as exc:
-                rel = rec.write_file(rel_name, f"could not collect: {exc}\n")
-            else:
-                rel = rec.write_file(rel_name, f"$ {step.command}\n{result.stdout}{result.stderr}")
-            rec.evidence(kind, what, step.machine, rel)
-        for machine in self.lab.machines:
-            for path in self.lab.collect_logs(machine, rec.directory / "evidence"):
-                kind = "serial" if path.name.endswith("serial.log") else "domain"
-                rec.evidence(kind, "serial console" if kind == "serial" else "machine definition", machine,
-                             str(path.relative_to(rec.directory)))
+        try:
+            for step in (s for s in self.steps if s.phase == "collect"):
+                if step.action == "versions":
+                    self._cluster_versions(step)
+                    continue
+                kind, what = step.name.split(" ", 1)
+                rel_name = f"evidence/{step.machine}-{kind}-{_safe(what)}.txt"
+                try:
+                    result = self.lab.remote(step.machine).run(step.command, timeout=step.timeout)
+                except HarnessError as exc:
+                    rel = rec.write_file(rel_name, f"could not collect: {exc}\n")
+                else:
+                    rel = rec.write_file(rel_name, f"$ {step.command}\n{result.stdout}{result.stderr}")
+                rec.evidence(kind, what, step.machine, rel)
+        finally:  # the machines' serial consoles, whatever happened above
+            for machine in self.lab.machines:
+                for path in self.lab.collect_logs(machine, rec.directory / "evidence"):
+                    kind = "serial" if path.name.endswith("serial.log") else "domain"
+                    rec.evidence(kind, "serial console" if kind == "serial" else "machine definition", machine,
+                                 str(path.relative_to(rec.directory)))
+
+    def _cluster_versions(self, step: Step) -> None:
+        """What the running cluster says it runs, into run.json (`cluster`); a cluster that
+        cannot be read is recorded with the reason, not guessed."""
+        from ..cluster import ClusterError
+        from ..cluster_versions import read
+        from ..probes.cluster import not_answering
+
+        deadline, found = self.clock() + step.timeout, None
+        with self.progress.activity(f"collect: versions the cluster reports (up to {step.timeout:g}s)"):
+            while found is None:
+                try:
+                    versions = read(self._cluster_client(), self.scenario.install.cni)
+                    found = {"versions": versions, "read_at": time.time()}
+                except PhaseError as exc:  # no admin.conf: the install stopped before the cluster existed
+                    found = {"error": str(exc)}
+                except (ClusterError,) + not_answering() as exc:  # not answering (yet)
+                    last = f"{type(exc).__name__}: {one_line(exc)}"
+                    if self.clock() >= deadline:
+                        found = {"error": f"the API did not answer within {step.timeout:g}s: {last}"}
+                    else:
+                        self.progress.update(last)
+                        self.sleep(5.0)
+        self.record.data["cluster"] = {**found, "api": step.command}
+        self.record.save()
+        if "error" in found:
+            self.progress.note(f"collect: cluster versions not read: {one_line(found['error'])}")
+        else:
+            self.progress.note(f"collect: the cluster reports API server {versions['api_server']}, kubelet "
+                               + ", ".join(f"{v} on {n}" for n, v in versions["kubelet"].items()))
 
     def _teardown(self, entry) -> None:
         if self.lab is not None:
@@ -336,13 +401,16 @@ class Engine:
         check = self._filled_check(step.check)
         probe = make_probe(check.probe.kind, check.probe.args)
         reader = self._cluster_client() if step.machine == CLUSTER else self.lab.remote(step.machine)
-        outcome: Outcome = evaluate(check, reader, Context(since=self.since), probe=probe,
-                                    clock=self.clock, sleep=self.sleep)
+        budget = f", up to {check.within:g}s" if check.within else ""
+        with self.progress.activity(f"{step.phase}: waiting for {check.name} on {step.machine} "
+                                    f"({check.expected() or 'a reading'}{budget})"):
+            outcome: Outcome = evaluate(check, reader, Context(since=self.since), probe=probe,
+                                        clock=self.clock, sleep=self.sleep,
+                                        on_poll=lambda n, reading: self.progress.update(
+                                            f"poll {n}, last: {one_line(reading.text)}"))
         obs = self.record.observation(step.kind, step.phase, check, step.machine, outcome, entry["started_at"],
                                       probe.describe())
-        mark = "recorded" if obs["met"] is None else ("met" if obs["met"] else "NOT met")
-        self.progress.note(f"{step.phase}: {check.name} on {step.machine}: {mark} "
-                           f"({obs['matched'][:80] or obs['value']!r})")
+        self.progress.note(observation_line(obs))
         return obs
 
     def _verify_layer(self, step: Step, entry) -> None:
@@ -413,6 +481,17 @@ class Engine:
                     f"boot id {before} -> {now}; answered after {took:.1f}s\n", "", started_wall, took))
                 return
         raise MachineTimeout(f"{machine} did not come back from reboot within {timeout:g}s; last: {last}")
+
+
+def observation_line(obs: dict) -> str:
+    """One console line for an observation: its verdict and the first line of what decided it;
+    the full reading is in the record (run.json and the check's log)."""
+    mark = "recorded" if obs["met"] is None else ("met" if obs["met"] else "NOT met")
+    shown = obs["matched"] or obs["value"]
+    if not isinstance(shown, str):
+        shown = json.dumps(shown, sort_keys=True, default=str)
+    return (f"{obs['phase']}: {obs['check']} on {obs['machine']}: {mark}: "
+            + (one_line(shown, "in the record") or "(empty)"))
 
 
 def _safe(text: str) -> str:

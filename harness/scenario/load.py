@@ -395,7 +395,7 @@ def _lab(c: _Checker, raw, path) -> LabDef | None:
         role = mm.get("role", "node")
         if role not in ROLES:
             c.bad(mp + ("role",), f"found {_show(role)}; allowed: {', '.join(ROLES)}")
-        cpus = c.integer(mm.get("cpus", 1), mp + ("cpus",), 1, os.cpu_count() or 1)
+        cpus = c.integer(mm.get("cpus", 1), mp + ("cpus",), 1)  # this host's cores: admission's question
         memory = c.integer(mm.get("memory", 1024), mp + ("memory",), 256)
         machines.append(MachineDef(name, str(role), cpus or 1, memory or 1024))
     c.machines = [x.name for x in machines]

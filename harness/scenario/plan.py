@@ -19,13 +19,14 @@ from .checks import applies, in_ranges
 BOOT_ID = "cat /proc/sys/kernel/random/boot_id"
 REBOOT_TIMEOUT = 240.0
 POWER_CYCLE_TIMEOUT = 600.0  # the backend's own boot allowance under TCG
+CLUSTER_VERSIONS_TIMEOUT = 60.0  # an API server restarting under TCG answers within this
 
 
 @dataclass(frozen=True)
 class Step:
     phase: str
     machine: str
-    action: str  # run | write | fetch | check | verify-layer | reboot | power-cycle | evidence | not-applicable
+    action: str  # run | write | fetch | check | verify-layer | reboot | power-cycle | evidence | versions | not-applicable
     name: str
     command: str = ""  # run, write, fetch and evidence: the command; check: the probe's command; power-cycle: kernel args
     check: Check | None = None
@@ -221,6 +222,13 @@ def plan(scenario: Scenario, roles: dict[str, str], facts: dict[str, dict], cont
         for m in targets(ev.target, machines):
             steps.append(Step("collect", m, "evidence", f"{ev.kind} {ev.what}", ev.command, timeout=60,
                               note=f"evidence: {ev.kind}"))
+    # the versions the cluster reports, after the evidence: a reading that breaks cannot cost it
+    if scenario.install.track == "kubeadm":
+        from ..cluster_versions import api
+
+        steps.append(Step("collect", CLUSTER, "versions", "cluster versions", api(scenario.install.cni),
+                          timeout=CLUSTER_VERSIONS_TIMEOUT,
+                          note="the versions the running cluster reports"))
     order = [PHASES.index(s.phase) for s in steps]
     assert order == sorted(order), "steps out of phase order"
     return steps

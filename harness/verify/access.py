@@ -106,9 +106,11 @@ def match_nodes(nodes, remotes_by_host: dict[str, object]) -> tuple[dict[str, ob
 
 def reach(cluster, remotes_by_host: dict[str, object]) -> tuple[list, dict[str, object]]:
     """The cluster's nodes and the remotes matched to them, or Unreachable naming which and why."""
+    from ..probes.cluster import not_answering
+
     try:
         nodes = cluster.nodes()
-    except Exception as exc:  # noqa: BLE001 - any failure to list nodes means the API is not usable
+    except not_answering() as exc:  # a bug in kubelab is not an unreachable cluster: it propagates
         said = str(exc).splitlines()[0] if str(exc) else ""
         raise Unreachable(f"the cluster's API does not answer: {type(exc).__name__}: {said[:300]}") from None
     for host, remote in remotes_by_host.items():

@@ -18,10 +18,11 @@ from .finding import FAILS, Finding
 
 
 def is_reading_failure(exc: BaseException) -> bool:
-    """API and transport errors (the kubernetes client, urllib3, sockets, SSH), not kubelab bugs."""
-    if isinstance(exc, (HarnessError, OSError, TimeoutError)):
-        return True
-    return type(exc).__module__.split(".")[0] in ("kubernetes", "urllib3", "paramiko", "websocket")
+    """API and transport errors (the kubernetes client, urllib3, sockets; SSH's are HarnessErrors),
+    not kubelab bugs."""
+    from ..probes.cluster import not_answering
+
+    return isinstance(exc, (HarnessError, TimeoutError) + not_answering())
 
 
 def run_layers(access, names, on_finding, on_error=None) -> list[Finding]:

@@ -5,38 +5,55 @@ from datetime import datetime, timezone
 
 from kubernetes import client as k
 
+from harness import cluster_versions
+from harness.artifacts import kit as kits
+from harness.artifacts.versions import DEFAULT_KUBERNETES, FLANNEL, FLANNEL_CNI_PLUGIN_TAG
 from harness.probes import make
 
 T0 = datetime(2026, 12, 1, 6, 0, tzinfo=timezone.utc)
 
 
-def node(name, ready, cidr="", reason="KubeletReady", message="kubelet is posting ready status"):
+def node(name, ready, cidr="", reason="KubeletReady", message="kubelet is posting ready status", kubelet=f"v{DEFAULT_KUBERNETES}"):
+    info = k.V1NodeSystemInfo(kubelet_version=kubelet, architecture="amd64", boot_id="b", container_runtime_version="",
+                              kernel_version="", kube_proxy_version="", machine_id="m", operating_system="linux",
+                              os_image="", system_uuid="u")
     return k.V1Node(metadata=k.V1ObjectMeta(name=name), spec=k.V1NodeSpec(pod_cidr=cidr),
                     status=k.V1NodeStatus(conditions=[k.V1NodeCondition(type="Ready", status=ready, reason=reason,
-                                                                        message=message)]))
+                                                                        message=message)], node_info=info))
 
 
-def pod(name, phase="Running", node_name="cp1", restarts=0, waiting=None, ready=True, owner="DaemonSet", ip=None):
+def pod(name, phase="Running", node_name="cp1", restarts=0, waiting=None, ready=True, owner="DaemonSet", ip=None,
+        labels=None, images=(), init_images=()):
     state = k.V1ContainerState(waiting=k.V1ContainerStateWaiting(reason=waiting)) if waiting \
         else k.V1ContainerState(running=k.V1ContainerStateRunning())
     return k.V1Pod(
-        metadata=k.V1ObjectMeta(name=name, owner_references=[k.V1OwnerReference(
+        metadata=k.V1ObjectMeta(name=name, labels=labels, owner_references=[k.V1OwnerReference(
             api_version="v1", kind=owner, name="o", uid="u")] if owner else None),
-        spec=k.V1PodSpec(node_name=node_name, containers=[]),
+        spec=k.V1PodSpec(node_name=node_name, containers=[k.V1Container(name=f"c{i}", image=image)
+                                                          for i, image in enumerate(images)],
+                         init_containers=[k.V1Container(name=f"i{i}", image=image)
+                                          for i, image in enumerate(init_images)] or None),
         status=k.V1PodStatus(phase=phase, pod_ip=ip, container_statuses=[k.V1ContainerStatus(
             name="c", image="i", image_id="", ready=ready, restart_count=restarts, state=state)]))
 
 
 class FakeCluster:
-    def __init__(self, nodes=(), pods=(), logs="", events=(), exec_out=""):
+    def __init__(self, nodes=(), pods=(), logs="", events=(), exec_out="", version=f"v{DEFAULT_KUBERNETES}"):
         self._nodes, self._pods, self._logs, self._events, self._exec = list(nodes), list(pods), logs, list(events), exec_out
+        self._version = version
         self.execs = []
+
+    def version(self):
+        return self._version
 
     def nodes(self):
         return self._nodes
 
     def pods(self, namespace, selector=""):
-        return [p for p in self._pods if not selector or selector.split("=")[1] in p.metadata.name]
+        key, _, value = selector.partition("=")
+        # a pod given labels is chosen by them; one without, by its name
+        return [p for p in self._pods if not selector or (
+            p.metadata.labels.get(key) == value if p.metadata.labels else value in p.metadata.name)]
 
     def logs(self, namespace, pod, container, previous, tail=200):
         return self._logs
@@ -160,7 +177,67 @@ def test_an_api_that_does_not_answer_is_a_reading_not_an_error():
     assert reading.value is None and code is None and reading.text.startswith("API not answering")
 
 
+def test_api_and_transport_failures_are_all_not_answering():
+    from kubernetes.client.exceptions import ApiException
+    from urllib3.exceptions import MaxRetryError, ProtocolError, ReadTimeoutError
+
+    failures = [ApiException(status=503, reason="Service Unavailable"), ApiException(status=0, reason="ws closed"),
+                MaxRetryError(None, "/api/v1/nodes", "Connection refused"), ProtocolError("Connection aborted."),
+                ReadTimeoutError(None, "/api/v1/nodes", "Read timed out."), TimeoutError("timed out"),
+                ConnectionResetError(104, "Connection reset by peer")]
+    for failure in failures:
+        class Down(FakeCluster):
+            def nodes(self, failure=failure):
+                raise failure
+
+        reading, code = make("node-ready", {}).observe(Down(), "")
+        assert (reading.value, code) == (None, None), failure
+        assert reading.text.startswith("API not answering"), failure
+
+
+def test_a_bug_in_a_probe_is_raised_not_read_as_an_api_that_is_down():
+    import pytest
+
+    for bug in (AttributeError("'NoneType' object has no attribute 'conditions'"), KeyError("phase"),
+                TypeError("unsupported operand")):
+        class Broken(FakeCluster):
+            def nodes(self, bug=bug):
+                raise bug
+
+        with pytest.raises(type(bug)):
+            make("node-ready", {}).observe(Broken(), "")
+
+
 def test_the_plain_workload_is_a_separate_deployment():
     cluster = FakeCluster(pods=[pod("kubelab-probe")])
     r = read("service-reaches-pods", cluster, tolerate_control_plane=False)
     assert cluster.web == "kubelab-app" and r.value == 0 and r.text.startswith("not ready: 0 web pod(s)")
+
+
+# the images a kubeadm 1.36.3 cluster with flannel runs (the kit's references)
+CONTROL_PLANE_PODS = [
+    pod("etcd-cp1", owner="Node", labels={"component": "etcd", "tier": "control-plane"},
+        images=["registry.k8s.io/etcd:3.6.8-0"]),
+    pod("coredns-7d764666f9-abcde", owner="ReplicaSet", labels={"k8s-app": "kube-dns"},
+        images=["registry.k8s.io/coredns/coredns:v1.14.2"]),
+    pod("coredns-7d764666f9-fghij", owner="ReplicaSet", labels={"k8s-app": "kube-dns"},
+        images=["registry.k8s.io/coredns/coredns:v1.14.2"]),
+    pod("kube-flannel-ds-x1", labels={"app": "flannel", "tier": "node"},
+        images=[kits.FLANNEL_IMAGE], init_images=[kits.FLANNEL_CNI_IMAGE, kits.FLANNEL_IMAGE]),
+]
+
+
+def test_the_cluster_reports_its_versions_through_the_api():
+    cluster = FakeCluster(nodes=[node("w1", "True"), node("cp1", "True")],
+                          pods=CONTROL_PLANE_PODS + [pod("kubelab-probe", owner=None)])
+    versions = cluster_versions.read(cluster, cni="flannel")
+    assert versions == {
+        "api_server": f"v{DEFAULT_KUBERNETES}",
+        "kubelet": {"cp1": f"v{DEFAULT_KUBERNETES}", "w1": f"v{DEFAULT_KUBERNETES}"},
+        "images": {"etcd": ["registry.k8s.io/etcd:3.6.8-0"], "CoreDNS": ["registry.k8s.io/coredns/coredns:v1.14.2"],
+                   "flannel": [kits.FLANNEL_CNI_IMAGE, kits.FLANNEL_IMAGE]}}
+    assert cluster_versions.rows(versions)[-1] == (
+        "flannel", f"{FLANNEL_CNI_PLUGIN_TAG} ({kits.FLANNEL_CNI_IMAGE}), {FLANNEL} ({kits.FLANNEL_IMAGE})",
+        "image of its pods")
+    assert "flannel" not in cluster_versions.read(cluster, cni="none")["images"]
+    assert cluster_versions.tag("localhost:5000/pause") == "" and cluster_versions.tag("a/b:1@sha256:0") == "1"

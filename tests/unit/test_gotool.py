@@ -31,6 +31,7 @@ def test_a_failing_build_names_component_command_and_output(broken_module):
     assert f"in {broken_module}" in text
     assert any("undefined: undefinedThing" in line for line in exc.lines)
     assert "undefined: undefinedThing" in text  # the last lines are in the message
+    assert (exc.status, exc.exit_code) == (1, 2)  # go's status is in the message; kubelab exits 2, not "not met"
 
 
 def test_a_build_that_runs_too_long_is_stopped(broken_module):

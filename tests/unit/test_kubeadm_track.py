@@ -9,6 +9,7 @@ import pytest
 import yaml
 
 from harness import tuning
+from harness.artifacts import kit as kits
 from harness.artifacts.versions import DEFAULT_KUBERNETES
 from harness.probes.facts import COMMAND as FACTS_COMMAND
 from harness.probes.facts import parse as parse_facts
@@ -17,7 +18,7 @@ from harness.scenario import dryrun
 from harness.scenario.engine import Engine, Options
 from harness.scenario.load import all_files, find, load
 from harness.scenario.plan import BOOT_ID
-from tests.unit.test_cluster_probes import FakeCluster, node, pod
+from tests.unit.test_cluster_probes import CONTROL_PLANE_PODS, FakeCluster, node, pod
 from tests.unit.test_dryrun import assert_sent_as_printed
 from tests.unit.test_engine import SID_FACTS, FakeClock
 
@@ -87,7 +88,7 @@ class Labs:
 def healthy_cluster(kubeconfig):
     web = [pod("kubelab-web-a"), pod("kubelab-web-b", node_name="w1")]
     return FakeCluster(nodes=[node("cp1", "True", "10.244.0.0/24"), node("w1", "True", "10.244.1.0/24")],
-                       pods=web + [pod("kubelab-probe"), pod("kube-scheduler-cp1", owner="Node")],
+                       pods=web + [pod("kubelab-probe"), pod("kube-scheduler-cp1", owner="Node")] + CONTROL_PLANE_PODS,
                        exec_out="kubelab-web-a\nkubelab-web-b\n")
 
 
@@ -148,6 +149,70 @@ def test_flannel_gets_the_pod_cidr_and_the_lab_interface(tmp_path):
     assert '"Network": "10.244.0.0/16"' in config["data"]["net-conf.json"]
 
 
+def test_the_record_has_the_versions_the_running_cluster_reports(tmp_path):
+    result, _ = run(False, tmp_path)
+    record = json.loads((result.directory / "run.json").read_text())
+    assert record["cluster"]["versions"]["api_server"] == KIT["kubernetes"]
+    assert record["cluster"]["versions"]["kubelet"] == {"cp1": KIT["kubernetes"], "w1": KIT["kubernetes"]}
+    assert record["cluster"]["versions"]["images"]["flannel"] == [kits.FLANNEL_CNI_IMAGE, kits.FLANNEL_IMAGE]
+    versions = (result.directory / "report.md").read_text().split("## Versions")[1].split("\n## ")[0]
+    assert f"| API server | {KIT['kubernetes']} | GET /version (gitVersion) |" in versions
+    assert f"| kubelet on w1 | {KIT['kubernetes']} |" in versions
+    assert "| etcd | 3.6.8-0 (registry.k8s.io/etcd:3.6.8-0) |" in versions
+
+
+INIT_LOG = f"[init] Using Kubernetes version: v{DEFAULT_KUBERNETES}\n" + "".join(
+    f"[preflight] line {i} of what kubeadm init printed\n" for i in range(57))
+
+
+class LoggedInit(Machine):
+    """A node of flannel-no-brnetfilter: br_netfilter blocked (modprobe fails), and on cp1
+    kubeadm init's output in /root/kubeadm-init.log, as the track tees it."""
+
+    def run(self, command, timeout=60.0, check=False, stdin=None):
+        said = {"cat /root/kubeadm-init.log": (0, INIT_LOG), "modprobe br_netfilter": (1, "")}.get(command)
+        if said:
+            self.calls.append(command)
+            return CommandResult(self.name, command, said[0], said[1], "", time.time(), 0.001)
+        return super().run(command, timeout, check, stdin)
+
+
+def test_an_absent_check_on_the_init_log_is_one_console_line_and_the_whole_log_in_the_record(tmp_path, capsys):
+    lab, clock = TwoNodeLab(), FakeClock()
+    lab.remotes = {m: LoggedInit(m) for m in lab.remotes}
+    result = Engine(load(find("flannel-no-brnetfilter")), Options(runs_root=tmp_path / "runs"), Labs(lab),
+                    clock=clock, sleep=clock.sleep, cluster_client=healthy_cluster, kit=KIT).run()
+    console = [line for line in capsys.readouterr().err.splitlines() if "init-has-no-br-netfilter-check" in line]
+    assert [line.split("] ", 1)[1] for line in console] == [
+        "expect: init-has-no-br-netfilter-check on cp1: met: "
+        f"[init] Using Kubernetes version: v{DEFAULT_KUBERNETES} (+57 lines in the record)"]
+    record = json.loads((result.directory / "run.json").read_text())
+    obs = next(o for o in record["observations"] if o["check"] == "init-has-no-br-netfilter-check")
+    assert obs["met"] is True and obs["value"] == INIT_LOG
+    assert INIT_LOG in (result.directory / obs["log"]).read_text()
+    assert ("| init-has-no-br-netfilter-check | cp1 | ✔ met | no line matches 'bridge-nf-call-iptables' "
+            f"(58 lines read) | [log]({obs['log']}) |") in (result.directory / "report.md").read_text()
+
+
+class NoVersion(FakeCluster):
+    def version(self):
+        raise OSError("Connection refused")
+
+
+def test_a_cluster_that_does_not_answer_is_recorded_as_not_read(tmp_path):
+    lab, clock = TwoNodeLab(), FakeClock()
+    healthy = healthy_cluster(None)
+    result = Engine(load(find("kubeadm-baseline")), Options(runs_root=tmp_path / "runs"), Labs(lab),
+                    clock=clock, sleep=clock.sleep, kit=KIT,
+                    cluster_client=lambda kubeconfig: NoVersion(nodes=healthy._nodes, pods=healthy._pods,
+                                                                exec_out=healthy._exec)).run()
+    record = json.loads((result.directory / "run.json").read_text())
+    assert record["cluster"]["error"] == "the API did not answer within 60s: OSError: Connection refused"
+    assert {p["name"]: p["status"] for p in record["phases"]}["collect"] == "ok"  # a reading, not a check
+    assert result.exit_code != 2 and "version" not in result.reason
+    assert "Not read: the API did not answer within 60s" in (result.directory / "report.md").read_text()
+
+
 PREFLIGHT_OUT = ("[preflight] Running pre-flight checks\n[preflight] Some fatal errors occurred:\n"
                  "\t[ERROR FileContent--proc-sys-net-ipv4-ip_forward]: /proc/sys/net/ipv4/ip_forward contents are not set to 1\n"
                  "[preflight] If you know what you are doing, you can make a check non-fatal with "
@@ -199,12 +264,16 @@ def one_node_cluster(kubeconfig):
     return OneNodeCluster(nodes=[node("cp1", "True", "10.244.0.0/24")], pods=web + [pod("kubelab-probe")])
 
 
-def test_an_init_the_fault_stops_is_an_expected_failure_then_the_reinstall_recovers(tmp_path, monkeypatch):
+def test_an_init_the_fault_stops_is_an_expected_failure_then_the_reinstall_recovers(tmp_path, monkeypatch, capsys):
     lab, clock = OneNodeLab(), FakeClock()
     scenario = load(find("ip-forward-preflight"))
     result = Engine(scenario, Options(runs_root=tmp_path / "runs"), Labs(lab), clock=clock, sleep=clock.sleep,
                     cluster_client=one_node_cluster, kit=KIT).run()
     assert result.exit_code == 0, result.reason
+    console = capsys.readouterr().err.splitlines()
+    # a step that did not exit 0 has its own line (a quick one that did, only the live line)
+    assert any(line.endswith("] install: kubeadm init on cp1: exit 1 in 0.0s") for line in console)
+    assert not any("kubeadm config on cp1" in line for line in console)
     cp = lab.remotes["cp1"]
     assert cp.inits == 2
     reset = cp.calls.index("kubeadm reset -f")
@@ -435,3 +504,21 @@ def test_a_control_run_of_each_cluster_scenario_sends_exactly_what_dry_run_print
 
 def test_every_cluster_scenario_is_found():
     assert {"kubeadm-baseline", "flannel-no-brnetfilter"} <= set(CLUSTER_SCENARIOS)
+
+
+def test_a_bug_in_a_cluster_probe_is_an_internal_error_not_an_api_that_is_down(tmp_path):
+    """A probe that raises AttributeError (a bug) must end the run at once as exit 2, not
+    poll "API not answering" until its timeout and end as not met."""
+    class BrokenCluster(FakeCluster):
+        def nodes(self):
+            raise AttributeError("'NoneType' object has no attribute 'conditions'")
+
+    lab, clock = TwoNodeLab(), FakeClock()
+    result = Engine(load(find("kubeadm-baseline")), Options(runs_root=tmp_path / "runs"), Labs(lab),
+                    clock=clock, sleep=clock.sleep, cluster_client=lambda kubeconfig: BrokenCluster(),
+                    kit=KIT).run()
+    assert (result.exit_code, result.result) == (2, "error"), result.reason
+    assert "internal error: AttributeError" in result.reason
+    record = json.loads((result.directory / "run.json").read_text())
+    assert not any(o["kind"] in ("expect", "verify") and o["met"] is False for o in record["observations"])
+    assert clock.now - 1000.0 < 60  # it stopped at the first poll, not after the check's timeout

@@ -218,6 +218,33 @@ def test_merge_unions_cells_and_axes_and_the_result_renders(tmp_path):
         report.merge([])
 
 
+def test_the_matrix_pages_lead_with_when_which_kubelab_and_the_failures_first():
+    m = matrix_of({(HOST, "bookworm"): "replaced", (HOST, "trixie"): report.INFRA, (HOST, "sid"): report.FAIL})
+    m.update(kubelab_commit="8891156a1b2c", started_at=1796072400.0, finished_at=1796073000.0, wall_s=600.0)
+    infra = next(c for c in m["cells"] if c["id"] == "host_trixie")["scenarios"]["containerd-dropin-merge"]
+    infra.update(reason="armed-check failed: fault not in effect", attempts=2, seconds=41.0)
+    rows = report.outcomes(m)
+    assert [(r["status"], r["cell"]) for r in rows] == [
+        ("FAIL", "host_sid"), ("INFRA", "host_trixie"), ("met", "host_bookworm")]
+    assert rows[1]["reason"] == "armed-check failed: fault not in effect (2 attempts)"
+    md = report.render_md(m)
+    assert "- **When:** 2026-11-30 21:00:00 UTC to 2026-11-30 21:10:00 UTC" in md
+    assert "- **kubelab:** commit 8891156a1b2c" in md and "- **Wall time:** 600 s" in md
+    assert md.index("| FAIL | host_sid |") < md.index("| INFRA | host_trixie |") < md.index("| host_bookworm |")
+    page = report.render_html(m)
+    assert page.startswith("<!DOCTYPE html>") and "font-family:system-ui" in page
+    assert "<h1>kubelab matrix: 1 met, 1 FAIL, 1 INFRA</h1>" in page
+
+
+def test_a_merged_matrix_keeps_when_and_which_kubelab_of_its_parts():
+    a = matrix_of({(HOST, "trixie"): "replaced"})
+    a.update(kubelab_commit="aaa", started_at=100.0, finished_at=200.0)
+    b = matrix_of({(HOST, "sid"): "merged"})
+    b.update(kubelab_commit="bbb", started_at=50.0, finished_at=150.0)
+    merged = report.merge([a, b])
+    assert (merged["kubelab_commit"], merged["started_at"], merged["finished_at"]) == ("aaa and bbb", 50.0, 200.0)
+
+
 @pytest.mark.parametrize("content,message", [
     ("{", "not JSON"),
     ('{"schema": "other"}', "not a kubelab matrix record"),

@@ -8,6 +8,7 @@ import pytest
 
 from harness.probes import PROBES, make
 from harness.probes.containerd import lookup, split_key
+from harness.probes.facts import COMMAND as FACTS_COMMAND
 from harness.probes.facts import numeric
 from harness.probes.facts import parse as parse_facts
 from harness.remote.result import CommandResult
@@ -186,3 +187,26 @@ def test_ca_cert_hash_is_the_sha256_of_the_public_key_info():
     assert reading.value == "sha256:" + hashlib.sha256(spki).hexdigest()
     missing = CommandResult("cp1", cat, 1, "", "cat: /etc/kubernetes/pki/ca.crt: No such file or directory\n", 0.0, 0.1)
     assert make("ca-cert-hash", {}).parse(missing).value is None
+
+
+SID_WITH_PACKAGE = ("os=Debian GNU/Linux forky/sid\nkernel=7.2.13+deb14-cloud-amd64\n"
+                    "containerd=containerd github.com/containerd/containerd/v2 2.1.9+unknown \n"
+                    "containerd_package=2.1.9~ds1-1\nrunc=runc version 1.3.6+ds1\n"
+                    "systemd=systemd 262 (262.1-1)\npid1=systemd\ncgroupfs=cgroup2fs\n")
+
+
+def test_debian_containerd_is_named_by_its_package_version_not_plus_unknown():
+    facts = parse_facts(CommandResult("node1", "facts", 0, SID_WITH_PACKAGE, "", 0.0, 0.1))
+    assert (facts["containerd"], facts["containerd_reported"], facts["containerd_package"]) == \
+        ("2.1.9~ds1-1", "2.1.9+unknown", "2.1.9~ds1-1")
+    assert numeric(facts["containerd"]) == (2, 1, 9)  # version gates read the same release
+
+
+def test_a_containerd_built_over_the_package_is_named_by_what_it_reports():
+    built = SID_WITH_PACKAGE.replace("containerd/v2 2.1.9+unknown ", "containerd/v2 v2.2.9 abc123")
+    facts = parse_facts(CommandResult("node1", "facts", 0, built, "", 0.0, 0.1))
+    assert (facts["containerd"], facts["containerd_package"]) == ("2.2.9", "2.1.9~ds1-1")
+
+
+def test_the_facts_command_asks_dpkg_for_the_package_version():
+    assert "dpkg-query -W -f='${Version}' containerd" in FACTS_COMMAND

@@ -5,7 +5,9 @@ import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 from pathlib import Path
 
-from harness.evidence.render import html, junit, markdown, write_reports
+import pytest
+
+from harness.evidence.render import html, junit, markdown, proof, write_reports
 
 FIXTURE = Path(__file__).parent.parent / "fixtures/runs/br-netfilter-missing/run.json"
 KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmU\n-----END OPENSSH PRIVATE KEY-----"
@@ -169,3 +171,66 @@ def test_facts_get_their_own_table_unknown_included():
     md = markdown(run)
     assert "## Facts" in md and "| cri_table | merged |" in md and "| ready_s | unknown |" in md
     assert md.index("## Facts") < md.index("## Versions")
+
+
+def test_the_report_leads_with_what_was_proved_before_what_was_done():
+    md = markdown(load())
+    order = [md.index(h) for h in ("## What was proved", "## Summary", "## Versions", "## What was done",
+                                   "## What was seen")]
+    assert order == sorted(order)
+    proved = md.split("## What was proved")[1].split("\n## ")[0]
+    assert "Verdict: not-met (exit code 1): 1 check not met: verify bridge-nf-call-iptables-is-1 on node1." in proved
+    assert "### The fault took: 1 of 1 met" in proved and "### After the fix: 0 of 1 met" in proved
+    assert ("| bridge-nf-call-iptables-absent | node1 | ✔ met | "
+            "sysctl: cannot stat /proc/sys/net/bridge/bridge-nf-call-iptables: No such file or directory |") in proved
+    assert "| bridge-nf-call-iptables-is-1 | node1 | ✘ not met | read 0; expected equals '1' |" in proved
+
+
+INIT_LOG = "[init] Using Kubernetes version: v1.36.3\n" + "".join(f"[preflight] line {i}\n" for i in range(57))
+
+
+@pytest.mark.parametrize("obs,line", [
+    ({"met": True, "matched": "", "value": INIT_LOG, "expected": "absent 'br_netfilter'"},
+     "no line matches 'br_netfilter' (58 lines read)"),
+    ({"met": False, "matched": "[preflight] line 3", "value": INIT_LOG, "expected": "absent 'line 3'"},
+     "this line matches 'line 3': [preflight] line 3"),
+    ({"met": False, "matched": "", "value": 1, "expected": "pattern 'Ready'"},
+     "no line matches 'Ready' (the output is in the check's log)"),
+    ({"met": True, "matched": "a\nb\nc", "value": "", "expected": "pattern 'a'"}, "a (+2 lines in the record)"),
+    ({"met": True, "matched": "2", "value": 2, "expected": "equals 2"}, "read 2 (equals 2)"),
+    ({"met": None, "matched": "not applicable: versions containerd <2.0 (machine has containerd 2.1.9~ds1-1)",
+      "value": None, "expected": "equals 'x'"},
+     "not applicable: versions containerd <2.0 (machine has containerd 2.1.9~ds1-1)"),
+])
+def test_the_line_that_proves_a_check(obs, line):
+    assert proof(obs) == line
+
+
+def test_containerd_shows_its_real_version_and_a_binary_that_is_not_debians():
+    run = load()
+    run["machines"]["node1"]["versions"].update(containerd="2.1.9~ds1-1", containerd_reported="2.1.9+unknown",
+                                                 containerd_package="2.1.9~ds1-1")
+    run["machines"]["node2"] = {"ip": "192.168.100.11", "versions": {
+        **run["machines"]["node1"]["versions"], "containerd": "2.2.9", "containerd_reported": "2.2.9"}}
+    md = markdown(run)
+    assert "| 2.1.9~ds1-1 |" in md and "+unknown" not in md
+    assert "| 2.2.9 (replaces Debian's 2.1.9~ds1-1) |" in md
+
+
+def test_verify_layer_findings_are_a_group_of_their_own_in_their_own_words(tmp_path):
+    from harness.evidence.record import RunRecord
+    from harness.verify.finding import Finding
+
+    run = load()
+    record = RunRecord(tmp_path, {"observations": []})  # what the engine records for a finding
+    for f in (Finding("etcd", "members healthy", "holds", "1 member: cp1 (https://192.168.100.10:2379)", "API"),
+              Finding("dns", "autoscaler", "not applicable", "no dns-autoscaler Deployment", "API"),
+              Finding("certificates", "apiserver lifetime", "does not hold", "apiserver: 30 days left", "cp1: openssl")):
+        record.finding("verify", f, run["phases"][-1]["started_at"])
+    run["observations"] += record.data["observations"]
+    md = markdown(run)
+    layers = md.split("### The cluster, layer by layer: 1 of 2 met, 1 not asserted")[1].split("\n## ")[0]
+    assert "| etcd: members healthy | cluster | ✔ holds | 1 member: cp1 (https://192.168.100.10:2379) |" in layers
+    assert "| dns: autoscaler | cluster | — not applicable | not applicable: no dns-autoscaler Deployment |" in layers
+    assert "| certificates: apiserver lifetime | cluster | ✘ does not hold | apiserver: 30 days left |" in layers
+    assert "### After the fix: 0 of 1 met\n" in md  # the scenario's own verify checks stay apart

@@ -51,7 +51,7 @@ def test_bad_input_to_a_task_exits_2_not_1():
     out = subprocess.run([str(invoke), "lab.up", "--machines", "0"], capture_output=True, text=True, timeout=120,
                          cwd=Path(__file__).resolve().parents[2])
     assert out.returncode == 2, out.stderr
-    assert "--machines 0: must be 1..16" in out.stderr
+    assert out.stderr == "kubelab: --machines '0': out of range; allowed: an integer 1..16\n"
 
 
 SWALLOWED = textwrap.dedent("""

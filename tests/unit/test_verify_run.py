@@ -81,29 +81,35 @@ def run_task(*args, env=None):
                           capture_output=True, text=True, timeout=120, env={**os.environ, **(env or {})})
 
 
+LAB_X = {"schema": "kubelab.lab/v1", "name": "x"}  # a lab state the option check finds (harness/lab.py)
+
+
 @pytest.mark.parametrize("args,message", [
     ([], "give either --lab LAB or --kubeconfig FILE"),
-    (["--lab", "x", "--kubeconfig", "k"], "give either --lab LAB or --kubeconfig FILE"),
-    (["--lab", "x", "--known-hosts", "f"], "--ssh, --identity and --known-hosts go with --kubeconfig"),
-    (["--kubeconfig", "/nonexistent"], "--kubeconfig needs --ssh USER@HOST"),
-    (["--lab", "x", "--layers", "nodes,etdc"], "--layers: etdc: not a layer"),
+    (["--lab", "x", "--kubeconfig", __file__], "give either --lab LAB or --kubeconfig FILE"),
+    (["--lab", "x", "--known-hosts", __file__], "--ssh, --identity and --known-hosts go with --kubeconfig"),
+    (["--kubeconfig", __file__], "--kubeconfig needs --ssh USER@HOST"),
+    (["--kubeconfig", "/nonexistent"], "--kubeconfig '/nonexistent': no such file"),
+    (["--lab", "x", "--layers", "nodes,etdc"], "--layers 'nodes,etdc': etdc: not a layer"),
 ])
 def test_bad_input_exits_2_before_anything_is_reached(args, message, tmp_path):
-    done = run_task(*args, env={"KUBELAB_RUNS": str(tmp_path)})
+    from harness.lab import STATE_SCHEMA
+
+    lab = tmp_path / "home" / "labs" / "x"
+    lab.mkdir(parents=True)
+    (lab / "state.json").write_text(json.dumps(dict(LAB_X, schema=STATE_SCHEMA)))
+    done = run_task(*args, env={"KUBELAB_RUNS": str(tmp_path / "runs"), "KUBELAB_HOME": str(tmp_path / "home")})
     assert done.returncode == 2, done.stdout + done.stderr
     assert message in done.stderr and "Traceback" not in done.stderr
-    assert not any(tmp_path.iterdir())  # no run record: nothing started
+    assert not (tmp_path / "runs").exists()  # no run record: nothing started
 
 
 def test_a_lab_that_does_not_exist_is_exit_2_with_the_labs_there_are(tmp_path):
     done = run_task("--lab", "no-such-lab", env={"KUBELAB_RUNS": str(tmp_path / "runs"),
                                                  "KUBELAB_HOME": str(tmp_path / "home")})
     assert done.returncode == 2, done.stdout + done.stderr
-    assert "cannot verify: no lab `no-such-lab`" in done.stderr
-    [record] = (tmp_path / "runs" / "verify").glob("*/run.json")
-    data = json.loads(record.read_text())
-    assert data["verdict"]["exit_code"] == 2 and data["phases"][0]["status"] == "failed"
-    assert (record.parent / "report.md").exists() and (record.parent / "junit.xml").exists()
+    assert "--lab 'no-such-lab': no lab `no-such-lab`" in done.stderr and "labs: none" in done.stderr
+    assert not (tmp_path / "runs").exists()  # refused with the options, before a record
 
 
 def test_ssh_without_known_hosts_is_refused(tmp_path):

@@ -1,0 +1,129 @@
+"""kubelab's kubespray groundwork against the real checkout in KUBELAB_KUBESPRAY (-m kubespray).
+
+Nothing here boots a machine or talks to one: the checkout is read, its venv (when
+made) runs kubespray's own version gate on localhost and parses a generated inventory.
+"""
+
+import json
+import re
+import subprocess
+
+import pytest
+import yaml
+
+from harness.errors import UsageError
+from harness.kubespray import checkout, inventory, offline, venv
+from harness.kubespray.command import playbook_command
+from harness.kubespray.downloads import CHECKSUMS_FILE, Defaults
+
+pytestmark = pytest.mark.kubespray
+SHA256 = re.compile(r"^[0-9a-f]{64}$")
+
+
+@pytest.fixture(scope="module")
+def ks(kubespray_path):
+    return checkout.load(kubespray_path, "KUBELAB_KUBESPRAY")
+
+
+@pytest.fixture(scope="module")
+def defaults(ks):
+    return Defaults(ks.path, ks.version)
+
+
+@pytest.fixture(scope="module")
+def table(ks):
+    """The kubelet table read plainly (PyYAML), independently of kubelab's evaluator."""
+    return {str(k): v for k, v in yaml.safe_load((ks.path / CHECKSUMS_FILE).read_text())["kubelet_checksums"]["amd64"].items()}
+
+
+@pytest.fixture(scope="module")
+def made_venv(ks):
+    v = venv.for_requirements(ks.path / "requirements.txt")
+    if not v.complete():
+        pytest.skip(f"no complete kubespray venv at {v.path}: make it with "
+                    "harness.kubespray.venv.ensure(<checkout>/requirements.txt) (pip from PyPI)")
+    return v
+
+
+def test_the_checkout_is_valid_and_versioned(ks):
+    assert checkout.missing(ks.path) == []
+    assert ks.version and ks.version != "unknown"
+    if (ks.path / ".git").exists():
+        assert re.match(r"^[0-9a-f]{40}$", ks.commit) and ks.describe
+    assert checkout.release(ks.ansible_min) < checkout.release(ks.ansible_max)
+
+
+def test_the_default_version_and_its_downloads(ks, defaults, table):
+    default = defaults.default_kube_version()
+    assert default == next(iter(table))  # kubespray's kube_version: the first key of kubelet_checksums.amd64
+    assert default in defaults.supported_versions()
+    got = {d.name: d for d in defaults.resolve(None, {"kube_network_plugin": "flannel", "container_manager": "containerd"})}
+    for tool in ("kubeadm", "kubelet", "kubectl"):
+        assert got[tool].path == f"dl.k8s.io/release/v{default}/bin/linux/amd64/{tool}"
+    assert "sha256:" + got["kubelet"].sha256 == table[default]
+    files = [d for d in got.values() if d.kind == "file"]
+    images = [d for d in got.values() if d.kind == "image"]
+    assert {"etcd", "cni", "crictl", "runc", "containerd", "nerdctl"} <= set(got)
+    assert {"flannel", "pod_infra", "coredns", "kubeadm_kube_apiserver"} <= set(got)
+    for d in files:
+        assert SHA256.match(d.sha256) and d.table and d.version and "{" not in d.url, d
+    for d in images:
+        assert d.repo and d.tag and "{" not in d.image, d
+
+
+def test_a_version_outside_the_table_is_refused_by_name(ks, defaults, table):
+    major, minor, patch = next(iter(table)).split(".")
+    absent = f"{major}.{minor}.{int(patch) + 1}"
+    assert absent not in table
+    with pytest.raises(UsageError) as info:
+        defaults.resolve(absent)
+    assert f"Kubernetes {absent} is not in kubespray {ks.version}'s checksum tables" in str(info.value)
+
+
+def test_the_offline_vars_send_every_download_to_the_lab(defaults):
+    v = defaults.default_kube_version()
+    ev = offline.extra_vars(defaults, v, "http://192.168.100.1:8080", "192.168.100.1:5000",
+                            {"kube_network_plugin": "flannel"})
+    got = defaults.resolve(v, ev)
+    sums = offline.checksum_tables(defaults, got, {"kubeadm": "1" * 64})
+    for d in defaults.resolve(v, {**ev, **sums}):
+        if d.kind == "file":
+            assert d.url.startswith("http://192.168.100.1:8080/"), d
+        else:
+            assert d.repo.startswith("192.168.100.1:5000/"), d
+        if d.name == "kubeadm":
+            assert d.sha256 == "1" * 64
+
+
+def test_the_venvs_ansible_passes_kubesprays_own_gate(ks, made_venv):
+    out = subprocess.run([str(made_venv.bin("ansible-playbook")), "--version"], capture_output=True, text=True,
+                         timeout=120, check=True).stdout
+    checkout.check_ansible(ks, checkout.ansible_core_version(out))
+    # kubespray's gate play itself, on localhost only (its asserts: ansible-core's range, netaddr)
+    play = subprocess.run([str(made_venv.bin("ansible-playbook")), "-i", "localhost,", "-c", "local",
+                           "playbooks/ansible_version.yml"], cwd=ks.path, capture_output=True, text=True,
+                          timeout=300, env={"PATH": f"{made_venv.path / 'bin'}:/usr/bin:/bin",
+                                            "ANSIBLE_CONFIG": str(ks.path / "ansible.cfg"), "HOME": "/root"})
+    assert play.returncode == 0, play.stdout[-2000:] + play.stderr[-2000:]
+    assert re.search(r"localhost\s+: ok=2\s+changed=0\s+unreachable=0\s+failed=0", play.stdout), play.stdout
+
+
+def test_ansible_inventory_reads_the_generated_inventory(ks, made_venv, tmp_path):
+    hosts = inventory.hosts_from_roles([("cp1", "192.168.100.10", "control-plane"),
+                                        ("w1", "192.168.100.11", "worker")], schedulable_control_plane=True)
+    inv = tmp_path / "inventory.yml"
+    inv.write_text(inventory.inventory_yaml(hosts, tmp_path / "id_ed25519"))
+    (tmp_path / "known_hosts").write_text(inventory.known_hosts(hosts, lambda n: f"ssh-ed25519 AAAA{n}"))
+    cmd = playbook_command(venv_bin=made_venv.path / "bin", checkout=ks.path, inventory=inv,
+                           vars_file=tmp_path / "vars.yml", checksums_file=tmp_path / "checksums.yml",
+                           known_hosts=tmp_path / "known_hosts", fact_cache=tmp_path / "facts",
+                           control_dir=tmp_path / "cp")
+    out = subprocess.run([str(made_venv.bin("ansible-inventory")), "-i", str(inv), "--list"], cwd=ks.path,
+                         env=cmd.environment(), capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    listed = json.loads(out.stdout)
+    assert listed["_meta"]["hostvars"]["cp1"]["ansible_host"] == "192.168.100.10"
+    assert listed["_meta"]["hostvars"]["w1"]["ansible_user"] == "root"
+    assert listed["kube_control_plane"]["hosts"] == ["cp1"] and listed["etcd"]["hosts"] == ["cp1"]
+    assert sorted(listed["kube_node"]["hosts"]) == ["cp1", "w1"]
+    assert set(listed["k8s_cluster"]["children"]) == {"kube_control_plane", "kube_node"}

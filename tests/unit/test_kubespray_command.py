@@ -1,0 +1,52 @@
+"""The ansible-playbook command line and environment, as data for a host-side step."""
+
+import shlex
+from pathlib import Path
+
+from harness.kubespray.command import playbook_command
+
+from . import kubespray_tree
+
+
+def command(tmp_path, **kw):
+    root = kubespray_tree.write(tmp_path / "ks")
+    run = tmp_path / "run"
+    return root, run, playbook_command(
+        venv_bin=Path("/cache/kubespray-venv/abc/bin"), checkout=root, inventory=run / "inventory.yml",
+        vars_file=run / "vars.yml", checksums_file=run / "checksums.yml", known_hosts=run / "known_hosts",
+        fact_cache=run / "facts", control_dir=run / "cp", **kw)
+
+
+def test_argv_runs_the_venvs_ansible_playbook_with_inventory_vars_and_checksums(tmp_path):
+    root, run, cmd = command(tmp_path)
+    assert cmd.argv == ("/cache/kubespray-venv/abc/bin/ansible-playbook", "-i", f"{run}/inventory.yml",
+                        "-e", f"@{run}/vars.yml", "-e", f"@{run}/checksums.yml", "cluster.yml")
+    assert cmd.cwd == root
+
+
+def test_become_tags_and_another_playbook(tmp_path):
+    _, _, cmd = command(tmp_path, playbook="reset.yml", become=True, tags=("etcd", "download"),
+                        skip_tags=("system-packages",))
+    assert cmd.argv[-6:] == ("--become", "--tags", "etcd,download", "--skip-tags", "system-packages", "reset.yml")
+
+
+def test_environment_pins_config_host_keys_fact_cache_and_venv(tmp_path):
+    root, run, cmd = command(tmp_path)
+    assert cmd.env["ANSIBLE_CONFIG"] == f"{root}/ansible.cfg"
+    assert cmd.env["ANSIBLE_HOST_KEY_CHECKING"] == "True"
+    assert cmd.env["ANSIBLE_SSH_ARGS"].startswith(f"-o UserKnownHostsFile={run}/known_hosts -o StrictHostKeyChecking=yes")
+    assert cmd.env["ANSIBLE_CACHE_PLUGIN_CONNECTION"] == f"{run}/facts"
+    assert cmd.env["ANSIBLE_SSH_CONTROL_PATH_DIR"] == f"{run}/cp"
+    assert cmd.env["VIRTUAL_ENV"] == "/cache/kubespray-venv/abc"
+    full = cmd.environment({"PATH": "/usr/bin", "HOME": "/root"})
+    assert full["PATH"] == "/cache/kubespray-venv/abc/bin:/usr/bin" and full["HOME"] == "/root"
+
+
+def test_shown_is_the_command_a_shell_would_run(tmp_path):
+    root, run, cmd = command(tmp_path)
+    shown = cmd.shown()
+    assert shown.startswith(f"cd {root} && ANSIBLE_CACHE_PLUGIN_CONNECTION={run}/facts ")
+    assert shown.endswith(" PATH=/cache/kubespray-venv/abc/bin:\"$PATH\" " + shlex.join(cmd.argv))
+    words = shlex.split(shown.split(" && ", 1)[1])
+    assert "ANSIBLE_HOST_KEY_CHECKING=True" in words
+    assert f"ANSIBLE_SSH_ARGS={cmd.env['ANSIBLE_SSH_ARGS']}" in words  # quoted as one word
