@@ -81,6 +81,14 @@ def plan_lab(machines: int, suite: str, cpus: int, memory: int, name: str | None
 def up(spec: LabSpec, progress: Progress | None = None) -> Lab:
     progress = progress or Progress()
     backend = ready(spec.backend, progress)
+    if spec.containerd or spec.kubernetes:  # built from source when absent or damaged, as images are
+        from .artifacts import prerequisites
+        from .artifacts.versions import KubeVersion
+
+        if spec.containerd:
+            prerequisites.ensure_containerd(spec.containerd, progress)
+        if spec.kubernetes:
+            prerequisites.ensure_kit(KubeVersion.parse(spec.kubernetes), progress)
     if spec.kubernetes and spec.node_image:
         from .images import node
 

@@ -74,10 +74,11 @@ class InstallDef:
     # `init_fails_versions` narrows that to a version range ({"containerd": "<2.0"}): where the
     # fault breaks init only on some versions, the others go on through joins and CNI
     init_fails: bool = False
-    kubelet_health_check: str = ""  # InitConfiguration timeouts.kubeletHealthCheck, when not kubelab's TCG value
+    kubelet_health_check: str = ""  # InitConfiguration timeouts.kubeletHealthCheck, when not the track's (tuning.py)
     init_fails_versions: dict = field(default_factory=dict)
     # timeouts.kubernetesAPICall of the init the fault stops (kubeadm 1.36 bootstraps the admin
-    # user within it before it waits for the kubelet); the reinstall after the fix gets the TCG value
+    # user within it before it waits for the kubelet); the reinstall after the fix gets the track's
+    # (TCG's 10m0s, or kubeadm's default under KVM: harness/tuning.py)
     kubernetes_api_call: str = ""
 
 

@@ -56,6 +56,12 @@ def not_reached(run: dict) -> list[str]:
     return [p for p in PHASES if p not in recorded]
 
 
+def _accel(lab: dict) -> str:
+    """`TCG (software emulation)` or `KVM`, and why (older records kept only the domain type)."""
+    name = {"qemu": "TCG (software emulation)", "kvm": "KVM"}.get(lab.get("accel"), lab.get("accel"))
+    return f"{name}: {lab['accel_reason']}" if name and lab.get("accel_reason") else name or DASH
+
+
 def _timings(run: dict) -> list[tuple[str, object]]:
     arm = _phase(run, "arm")
     first = next((o for o in run.get("observations", []) if o.get("kind") == "expect" and o.get("met") is True), None)
@@ -171,7 +177,7 @@ def _summary(run: dict) -> list[tuple]:
         ("Scenario file", f"{sc.get('file', DASH)} (sha256 {sc.get('sha256', DASH)})"),
         ("Lab", f"{lab.get('name', DASH)}: suite {lab.get('suite', DASH)}, "
                 f"backend {lab.get('backend', DASH)}, image {lab.get('image', DASH)}"),
-        ("Acceleration", lab.get("accel") or DASH),
+        ("Acceleration", _accel(lab)),
         ("Started", _when(run.get("started_at"))),
         ("Finished", _when(run.get("finished_at"))),
         ("kubelab", f"commit {run['kubelab']['commit']}" if run.get("kubelab") else DASH),

@@ -5,7 +5,9 @@ right after the bootloader. So the probe boots the image's own kernel under
 KVM with no root disk and `panic=-1`: a working KVM reaches the kernel panic
 ("VFS: Unable to mount root fs") in a second or two and QEMU exits by itself
 (-no-reboot). Anything else within the time limit means TCG. The verdict is
-cached per host boot (/proc/sys/kernel/random/boot_id).
+cached per host boot (/proc/sys/kernel/random/boot_id). `KUBELAB_ACCEL=tcg|kvm`
+sets the domain type instead; the probe's result is kept beside it, because what
+kubelab tunes for the acceleration (harness/tuning.py) follows what was measured.
 """
 
 from __future__ import annotations
@@ -24,39 +26,44 @@ from ..fsutil import write_json
 PROBE_TIMEOUT = 20.0
 # What the probe's kernel prints when it got as far as looking for a root fs.
 PANIC_MARK = "Kernel panic"
+# Sets the domain type instead of the probe; the probe still runs and is recorded.
+FORCE_VARIABLE = "KUBELAB_ACCEL"
+LABELS = {"qemu": "TCG (software emulation)", "kvm": "KVM"}
 
 
 @dataclass(frozen=True)
 class Verdict:
-    domain_type: str  # "kvm" or "qemu" (TCG)
+    domain_type: str  # "kvm" or "qemu" (TCG): what the guests run with
     reason: str
     boot_id: str
     probe_seconds: float = 0.0
+    measured: str = ""  # what the probe found, when KUBELAB_ACCEL forced another domain type
+    forced: bool = False  # the domain type came from KUBELAB_ACCEL
 
     @property
     def is_tcg(self) -> bool:
         return self.domain_type == "qemu"
 
     @property
-    def kernel_args(self) -> tuple[str, ...]:
-        """Under TCG the guest kernel finds its TSCs "unsynchronized" and falls back to
-        the HPET: every clock read is then a system call plus an emulated MMIO access,
-        and Go programs (which read the clock constantly) slow to a crawl; measured: a
-        kube-apiserver that did not become ready in 4 minutes. QEMU derives every
-        vCPU's TSC from one virtual clock, so they are in step: tell the kernel so.
-
-        Also: sid's kernel (7.2) starts DAMON's access monitor by default
-        (CONFIG_DAMON_STAT_ENABLED_DEFAULT); under TCG its kdamond thread took a fifth
-        of a vCPU on a kubeadm control plane. Kernels without it ignore the parameter."""
-        return ("clocksource=tsc", "tsc=reliable", "damon_stat.enabled=N") if self.is_tcg else ()
-
-    def cmdline(self, image_cmdline: str) -> str:
-        return " ".join((image_cmdline, *self.kernel_args))
+    def label(self) -> str:
+        return LABELS.get(self.domain_type, self.domain_type)
 
     def describe(self) -> str:
-        if self.is_tcg:
-            return f"TCG software emulation (libvirt domain type `qemu`): {self.reason}"
-        return f"KVM (libvirt domain type `kvm`): {self.reason}"
+        return f"{self.label} (libvirt domain type `{self.domain_type}`): {self.reason}"
+
+    def record(self) -> dict:
+        """What a lab keeps of it (lab state, run.json): tuning.py decides from it."""
+        return {"domain_type": self.domain_type, "label": self.label,
+                "measured": self.measured if self.forced else self.domain_type, "forced": self.forced,
+                "reason": self.reason if self.forced else f"measured: {self.reason}"}
+
+
+def lab_fields(state: dict) -> dict:
+    """A lab's acceleration as a run record keeps it: `TCG (software emulation)` or `KVM`, why, and
+    the whole verdict (older lab states kept only the domain type)."""
+    acc = state.get("acceleration") or {}
+    return {"accel": acc.get("label") or LABELS.get(state.get("domain_type", ""), state.get("domain_type", "")),
+            "accel_reason": acc.get("reason", ""), "acceleration": acc}
 
 
 def _boot_id() -> str:
@@ -67,12 +74,13 @@ def _cache_file() -> Path:
     return paths.run_dir() / "accel.json"
 
 
-def cached_verdict() -> Verdict | None:
-    forced = os.environ.get("KUBELAB_ACCEL")
-    if forced in ("tcg", "qemu"):
-        return Verdict("qemu", "forced by KUBELAB_ACCEL", _boot_id())
-    if forced == "kvm":
-        return Verdict("kvm", "forced by KUBELAB_ACCEL", _boot_id())
+def _forced() -> str | None:
+    value = os.environ.get(FORCE_VARIABLE)
+    return {"tcg": "qemu", "qemu": "qemu", "kvm": "kvm"}.get(value or "")
+
+
+def _measured() -> Verdict | None:
+    """This boot's probe result, if the probe ran."""
     try:
         data = json.loads(_cache_file().read_text())
         verdict = Verdict(**data)
@@ -81,13 +89,31 @@ def cached_verdict() -> Verdict | None:
     return verdict if verdict.boot_id == _boot_id() else None
 
 
+def _with_forcing(measured: Verdict | None) -> Verdict | None:
+    """KUBELAB_ACCEL sets the domain type only; the probe's result stays on record (the
+    tuning follows it: a forced `kvm` does not make a TCG host's timings KVM's)."""
+    forced = _forced()
+    if forced is None:
+        return measured
+    found = (f"measured: {LABELS[measured.domain_type]}, {measured.reason}" if measured
+             else "not measured yet")
+    return Verdict(forced, f"forced by {FORCE_VARIABLE}={os.environ[FORCE_VARIABLE]} ({found})", _boot_id(),
+                   measured=measured.domain_type if measured else "", forced=True)
+
+
+def cached_verdict() -> Verdict | None:
+    """What guests would run with now, without probing (None: not probed yet this boot)."""
+    measured = _measured()
+    return _with_forcing(measured) if measured or _forced() else None
+
+
 def decide(kernel: Path) -> Verdict:
-    """The cached verdict, or probe now with `kernel` and cache the result."""
-    verdict = cached_verdict()
+    """The cached probe result, or probe now with `kernel` and cache it; then KUBELAB_ACCEL."""
+    verdict = _measured()
     if verdict is None:
         verdict = probe(kernel)
         write_json(_cache_file(), asdict(verdict))
-    return verdict
+    return _with_forcing(verdict)
 
 
 def probe(kernel: Path, timeout: float = PROBE_TIMEOUT) -> Verdict:

@@ -24,15 +24,15 @@ from pathlib import Path
 
 import libvirt
 
-from .. import paths
+from .. import paths, tuning
 from ..errors import (BackendError, BackendUnavailable, ConnectError, HostKeyMismatch, MachineTimeout, Unsupported,
                       UsageError)
 from ..host import LIBVIRT_URI
 from ..remote.ssh import SshRemote
 from . import accel
 from .base import METADATA_NS, PREFIX, Machine, MachineBackend
-from .libvirt_xml import (CPU_SHARES, DEFAULT_CPU_SHARES, TB_CACHE_KUBERNETES_MIB, TB_CACHE_MIB, DomainPlan, NetworkPlan, domain_xml, ip_for,
-                          mac_for, network_xml, overlay_volume_xml, pool_xml)
+from .libvirt_xml import (DomainPlan, NetworkPlan, domain_xml, ip_for, mac_for, network_xml, overlay_volume_xml,
+                          pool_xml)
 from .seed import seed_tar
 
 POOL = "kubelab"
@@ -106,12 +106,13 @@ def refresh_pool(pool: libvirt.virStoragePool) -> None:
             raise
 
 
-def boot_groups(machines: list[tuple[str, int]], tcg: bool, host_cores: int) -> list[list[str]]:
+def boot_groups(machines: list[tuple[str, int]], in_turn: bool, host_cores: int) -> list[list[str]]:
     """Which machines boot together, in lab order. Under TCG a boot is CPU-bound and two
     guests sharing too few cores slow each other more than proportionally (measured on 2
     cores: a 2- and a 1-vCPU sid guest took 150-315 s side by side, about 85 s each
-    alone), so machines start in turn, as many at once as the host has cores for."""
-    if not tcg or sum(c for _, c in machines) <= host_cores:
+    alone), so with `in_turn` (tuning.py's TCG profile) machines start in turn, as many at
+    once as the host has cores for."""
+    if not in_turn or sum(c for _, c in machines) <= host_cores:
         return [[n for n, _ in machines]]
     groups: list[list[str]] = []
     used = host_cores  # forces a new group for the first machine
@@ -211,6 +212,8 @@ class LibvirtBackend(MachineBackend):
     def up(self, lab, progress) -> list[Machine]:
         image, verdict = self._image_and_accel(lab, progress)
         pool, plan = self._network(lab, verdict, progress)
+        tuned = tuning.for_lab(lab.state)
+        progress.note(f"settings for the acceleration: {tuned.profile.upper()} profile: {tuned.why}")
         capacity = self._virtual_size(image.disk)
         domains = {}
         for m in lab.state["machines"]:
@@ -223,14 +226,14 @@ class LibvirtBackend(MachineBackend):
                 dplan = DomainPlan(
                     name=m["domain"], lab=lab.name, machine=m["name"], role=m["role"],
                     domain_type=verdict.domain_type, cpus=m["cpus"], memory_mib=m["memory_mib"],
-                    kernel=str(image.kernel), initrd=str(image.initrd), cmdline=verdict.cmdline(image.cmdline),
+                    kernel=str(image.kernel), initrd=str(image.initrd), cmdline=tuned.cmdline(image.cmdline),
                     disk=vol.path(), seed=str(seed_path), network=plan.name, mac=m["mac"],
                     serial_log=str(lab.serial_log(m["name"])),
-                    tb_cache_mib=TB_CACHE_KUBERNETES_MIB if lab.state.get("kubernetes") else TB_CACHE_MIB,
+                    tb_cache_mib=tuned.tb_cache(kubernetes=bool(lab.state.get("kubernetes"))),
                 )
                 lab.record("domains", m["domain"])
                 domains[m["name"]] = self.conn.defineXML(domain_xml(dplan))
-        groups = boot_groups([(m["name"], m["cpus"]) for m in lab.state["machines"]], verdict.is_tcg,
+        groups = boot_groups([(m["name"], m["cpus"]) for m in lab.state["machines"]], tuned.boot_in_turn,
                              os.cpu_count() or 1)
         if len(groups) > 1:
             progress.note(f"booting in turn ({', then '.join('+'.join(g) for g in groups)}): more vCPUs than "
@@ -240,22 +243,23 @@ class LibvirtBackend(MachineBackend):
                 with progress.step(f"machine {name}: start"):
                     domains[name].create()
             self._wait_all_ssh(lab, {n: domains[n] for n in group}, BOOT_TIMEOUT, progress)
-        self._set_role_shares(lab, domains, progress)
+        self._set_role_shares(lab, domains, tuned, progress)
         return self.machines(lab)
 
-    def _set_role_shares(self, lab, domains: dict, progress) -> None:
-        """The host's CPU shares by role (libvirt_xml.CPU_SHARES), once all have booted."""
+    def _set_role_shares(self, lab, domains: dict, tuned: tuning.Tuning, progress) -> None:
+        """The host's CPU shares by role (tuning.CPU_SHARES, under TCG), once all have booted."""
         roles = {m["name"]: m["role"] for m in lab.state["machines"]}
-        if not any(r in CPU_SHARES for r in roles.values()):
+        shares_of = tuned.cpu_shares
+        if not any(r in shares_of for r in roles.values()):
             return
         for name, dom in domains.items():
-            shares = CPU_SHARES.get(roles[name], DEFAULT_CPU_SHARES)
+            shares = shares_of.get(roles[name], tuning.DEFAULT_CPU_SHARES)
             try:
                 dom.setSchedulerParameters({libvirt.VIR_DOMAIN_SCHEDULER_CPU_SHARES: shares})
             except libvirt.libvirtError as exc:  # no cpu controller for libvirt: equal shares, say so
                 progress.note(f"machine {name}: CPU shares left as they are ({exc.get_error_message()})")
                 return
-        progress.note("host CPU shares: " + ", ".join(f"{n} {CPU_SHARES.get(roles[n], DEFAULT_CPU_SHARES)}"
+        progress.note("host CPU shares: " + ", ".join(f"{n} {shares_of.get(roles[n], tuning.DEFAULT_CPU_SHARES)}"
                                                       for n in domains))
 
     # -- pieces of `up` shared with the Vagrant backend -----------------------
@@ -284,6 +288,7 @@ class LibvirtBackend(MachineBackend):
             plan = NetworkPlan(network_name(lab.name), bridge, subnet, tuple(hosts))
             lab.state["network"] = {"name": plan.name, "bridge": bridge, "subnet": subnet, "gateway": plan.gateway}
             lab.state["domain_type"] = verdict.domain_type
+            lab.state["acceleration"] = verdict.record()
             lab.save()
             with progress.step(f"network {plan.name} ({subnet}, isolated)"):
                 lab.record("networks", plan.name)

@@ -1,8 +1,9 @@
 """libvirt XML for kubelab's objects. Pure: data in, XML text out.
 
 Choices that matter on this kind of host:
-- domain type `qemu` (TCG) unless KVM really boots guests; a 128 MiB TCG
-  translation cache keeps each guest near 0.5 GB of host memory instead of 1 GB;
+- domain type `qemu` (TCG) unless KVM really boots guests; under TCG, the
+  translation cache harness/tuning.py gives (128 MiB keeps a guest near 0.5 GB
+  of host memory instead of 1 GB);
 - `<cpu mode='maximum'>` (`custom`/`max` is refused by libvirt 9.0);
 - direct kernel boot from the image's kernel and initrd; no <graphics> at all;
 - the network has no <forward> (isolated: no route out for guests, no host
@@ -17,28 +18,8 @@ import ipaddress
 from dataclasses import dataclass
 from xml.sax.saxutils import escape, quoteattr
 
+from ..tuning import TB_CACHE_MIB
 from .base import METADATA_NS, METADATA_PREFIX
-
-# QEMU's TCG translation cache. 128 MiB keeps a host-preparation guest near 0.5 GB of
-# host memory. A Kubernetes node runs several 70-100 MB Go programs at once: with
-# 128 MiB the cache filled and was flushed 183 times during one `kubeadm init`
-# (QEMU `info jit`), every flush retranslating all code, and the API server never
-# became ready; with 1024 MiB: 3 flushes, ready in about 4 minutes, but a running
-# control plane still filled it 6 times in 18 minutes (`info jit`), so Kubernetes
-# guests get 2048 MiB, the most QEMU takes on an x86_64 host. The cache is touched
-# as code is generated, so the larger one costs memory only when used.
-TB_CACHE_MIB = 128
-TB_CACHE_KUBERNETES_MIB = 2048
-
-# Host CPU shares (cgroup cpu.shares of the domain) per role, set once every machine
-# of a lab answers SSH (while booting all are equal: measured, a worker at a quarter
-# of the control plane's share took over 300 s to boot beside it). Every guest here
-# is CPU-bound under TCG and a two-node cluster has more vCPUs than the host has
-# cores; the control plane is on every path (a worker waits for the API server,
-# never the reverse), so under contention it gets four times a worker's share.
-# Without contention shares change nothing.
-CPU_SHARES = {"control-plane": 2048, "worker": 512}
-DEFAULT_CPU_SHARES = 1024
 
 
 @dataclass(frozen=True)

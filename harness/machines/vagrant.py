@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import libvirt
 
+from .. import tuning
 from ..fsutil import write_json
 from ..images import box as boxes
 from .libvirt import BOOT_TIMEOUT, LibvirtBackend
@@ -42,7 +43,8 @@ class VagrantBackend(LibvirtBackend):
             })
         net = lab.state["network"]
         return {
-            "lab": lab.name, "box": box, "driver": verdict.domain_type, "pool": "kubelab", "cmdline": verdict.cmdline(cmdline),
+            "lab": lab.name, "box": box, "driver": verdict.domain_type, "pool": "kubelab",
+            "cmdline": tuning.for_lab(lab.state).cmdline(cmdline),
             "domain_prefix": f"kubelab-{lab.name}.", "client_key": str(lab.client_key),
             "network": {"name": net["name"], "subnet": net["subnet"]},
             "boot_timeout": int(BOOT_TIMEOUT), "machines": machines,

@@ -27,8 +27,9 @@ from dataclasses import dataclass
 
 from ..model import InstallDef
 from ..node import containerd_config
+from ..tuning import Tuning
 from . import flannel
-from .kubeadm_config import PATCHES_DIR, TCG_GO_ENV, TCG_TIMEOUTS, ClusterSpec, init_config, join_config, tcg_patches
+from .kubeadm_config import PATCHES_DIR, ClusterSpec, init_config, join_config
 
 CONFIG = "/root/kubeadm-config.yaml"
 JOIN_CONFIG = "/root/kubeadm-join.yaml"
@@ -59,6 +60,7 @@ class InstallContext:
     flannel_image: str
     flannel_cni_image: str
     token: str
+    tuning: Tuning  # what the lab's acceleration asks of the cluster (harness/tuning.py)
 
     @property
     def control_plane(self) -> str:
@@ -101,16 +103,20 @@ def service_route_commands(service_cidr: str) -> list[str]:
             f"printf '[Route]\\nDestination={service_cidr}\\nScope=link\\n' > {SERVICE_ROUTE_DROPIN}"]
 
 
-def cluster_spec(install: InstallDef, init_stops: bool = False) -> ClusterSpec:
-    """init_stops: the config of an init the fault is meant to stop (its shortened timeouts)."""
-    timeouts = dict(TCG_TIMEOUTS)
+def cluster_spec(install: InstallDef, tuning: Tuning, init_stops: bool = False) -> ClusterSpec:
+    """The acceleration's settings plus the scenario's own timeouts. init_stops: the config of
+    an init the fault is meant to stop (its shortened timeouts)."""
+    timeouts = dict(tuning.kubeadm_timeouts)
     if install.kubelet_health_check:
         timeouts["kubeletHealthCheck"] = install.kubelet_health_check
     if install.kubernetes_api_call and init_stops:
         timeouts["kubernetesAPICall"] = install.kubernetes_api_call
     return ClusterSpec(kubernetes=f"v{install.kubernetes}" if install.kubernetes_version_in_config else "",
                        pod_cidr=install.pod_cidr, service_cidr=install.service_cidr,
-                       extra_kubelet={"resolvConf": RESOLV}, timeouts=timeouts)
+                       extra_kubelet={"resolvConf": RESOLV}, timeouts=timeouts,
+                       kubelet_args=dict(tuning.kubelet_args), leader_election=dict(tuning.leader_election),
+                       etcd_args=dict(tuning.etcd_args), encryption_algorithm=tuning.encryption_algorithm,
+                       patches_dir=PATCHES_DIR if tuning.static_pod_patches else "")
 
 
 def prepare_commands(install: InstallDef) -> list[str]:
@@ -134,7 +140,7 @@ def steps(install: InstallDef, ctx: InstallContext, make_step, fault_steps, init
     `fault_steps(phase)` gives the steps of the faults armed at that point. With
     `init_may_fail` (a fault meant to stop init) the track ends at `kubeadm init`,
     whatever its exit code; the recovery's `reinstall_steps` take it from there."""
-    spec = cluster_spec(install, init_stops=init_may_fail)
+    spec = cluster_spec(install, ctx.tuning, init_stops=init_may_fail)
     cp = ctx.control_plane
     out = []
     for m in ctx.roles:
@@ -143,8 +149,8 @@ def steps(install: InstallDef, ctx: InstallContext, make_step, fault_steps, init
         out.append(make_step(m, "write", "containerd config", write_command(containerd_config.CONFIG), content=toml,
                              note=f"containerd {containerd_config.major(version)}.x config: SystemdCgroup = true, "
                                   f"sandbox {ctx.pause_image}"))
-        for unit in ("containerd", "kubelet"):
-            env = " ".join(f"{k}={v}" for k, v in TCG_GO_ENV.items())
+        for unit in ("containerd", "kubelet") if ctx.tuning.go_env else ():
+            env = " ".join(f"{k}={v}" for k, v in ctx.tuning.go_env.items())
             out.append(make_step(m, "write", f"{unit} Go runtime settings",
                                  write_command(f"/etc/systemd/system/{unit}.service.d/20-kubelab-tcg.conf"),
                                  content=f"[Service]\nEnvironment={env}\n"))
@@ -157,12 +163,13 @@ def steps(install: InstallDef, ctx: InstallContext, make_step, fault_steps, init
                              note="the lab's host address: pods with dnsPolicy Default need a nameserver line; "
                                   "nothing answers there, which keeps the lab off the outside"))
     out += fault_steps("before-init")
-    for name, text in tcg_patches().items():
+    for name, text in ctx.tuning.static_pod_patches.items():
         out.append(make_step(cp, "write", "kubeadm patch", write_command(f"{PATCHES_DIR}/{name}"), content=text,
                              note=f"static pod probes under TCG: {name}"))
     out.append(make_step(cp, "write", "kubeadm config", write_command(CONFIG),
                          content=init_config(spec, cp, ctx.ips[cp], ctx.token),
-                         note="v1beta4: advertise address and node-ip explicit, longer timeouts for TCG"))
+                         note="v1beta4: advertise address and node-ip explicit, " +
+                              ("longer timeouts for TCG" if ctx.tuning.is_tcg else "upstream's timeouts (KVM)")))
     if init_may_fail:  # admin.conf too, where init got as far as writing it: for cluster checks
         return out + [_init(make_step, cp, may_fail=True), _fetch_admin_conf(make_step, cp, may_fail=True)]
     return out + [_init(make_step, cp)] + _cluster_steps(install, ctx, make_step, fault_steps)
@@ -196,10 +203,12 @@ def reinstall_steps(install: InstallDef, ctx: InstallContext, make_step, rebuild
         out += [make_step(m, "run", "route to the Service network", c, note=f"Service range {install.service_cidr}")
                 for m in ctx.roles for c in service_route_commands(install.service_cidr)]
     if new_ranges or install.kubernetes_api_call:
+        again = ctx.tuning.kubeadm_timeouts.get("kubernetesAPICall", "kubeadm's default")
         note = f"pods {install.pod_cidr}, Services {install.service_cidr}" if new_ranges else \
-            f"kubernetesAPICall {TCG_TIMEOUTS['kubernetesAPICall']} again (the stopped init had {install.kubernetes_api_call})"
+            f"kubernetesAPICall {again} again (the stopped init had {install.kubernetes_api_call})"
         out.append(make_step(cp, "write", "kubeadm config", write_command(CONFIG),
-                             content=init_config(cluster_spec(install), cp, ctx.ips[cp], ctx.token), note=note))
+                             content=init_config(cluster_spec(install, ctx.tuning), cp, ctx.ips[cp], ctx.token),
+                             note=note))
     return out + [_init(make_step, cp)] + _cluster_steps(install, ctx, make_step, lambda when: [])
 
 
@@ -219,7 +228,7 @@ def _fetch_admin_conf(make_step, cp: str, may_fail: bool = False):
 
 def _cluster_steps(install: InstallDef, ctx: InstallContext, make_step, fault_steps) -> list:
     """After a successful init: kubectl's config, admin.conf, the joins, the CNI."""
-    spec = cluster_spec(install)
+    spec = cluster_spec(install, ctx.tuning)
     cp = ctx.control_plane
     out = [make_step(cp, "run", "kubectl config", "mkdir -p $HOME/.kube && cp /etc/kubernetes/admin.conf $HOME/.kube/config"),
            _fetch_admin_conf(make_step, cp)]

@@ -8,6 +8,7 @@ containerd 1.x.
 
 from __future__ import annotations
 
+from .. import tuning
 from ..images import store
 from ..images.recipe import Recipe
 from ..model import Scenario
@@ -26,7 +27,19 @@ def image_facts(suite: str, containerd: str = "") -> dict | None:
             "systemd": v["systemd"], "pid1": "systemd", "cgroupfs": "cgroup2fs"}
 
 
-def install_context(scenario: Scenario, facts: dict | None):
+def host_tuning() -> tuple[tuning.Tuning, str]:
+    """The settings a lab here would get (this boot's acceleration verdict), and a line saying so."""
+    from ..machines import accel
+
+    verdict = accel.cached_verdict()
+    if verdict is None:
+        return tuning.decide("qemu"), ("acceleration not measured yet this boot (the first lab.up does): "
+                                       "the TCG settings are shown")
+    tuned = tuning.for_acceleration(verdict.record())
+    return tuned, f"acceleration {verdict.describe()}; {tuned.profile.upper()} settings: {tuned.why}"
+
+
+def install_context(scenario: Scenario, facts: dict | None, tuned: tuning.Tuning | None):
     """What the install track's steps depend on, before a lab exists: placeholders for
     the addresses and the token, the kit's images when it is built."""
     if scenario.install.track != "kubeadm":
@@ -45,10 +58,32 @@ def install_context(scenario: Scenario, facts: dict | None):
     return InstallContext(roles=roles, ips={m: f"<address of {m}>" for m in roles},
                           facts={m: facts or {} for m in roles}, gateway="<the lab network's host address>",
                           pause_image=pause, flannel_image=kits.FLANNEL_IMAGE,
-                          flannel_cni_image=kits.FLANNEL_CNI_IMAGE, token="<a new bootstrap token>")
+                          flannel_cni_image=kits.FLANNEL_CNI_IMAGE, token="<a new bootstrap token>",
+                          tuning=tuned)
 
 
-def plan_lines(scenario: Scenario, suite: str, control: bool = False) -> list[str]:
+def _unbuilt(scenario: Scenario) -> list[str]:
+    """What the run would build before its lab (a kit or a containerd build not made yet)."""
+    from ..artifacts import containerd as built
+    from ..artifacts import prerequisites
+    from ..artifacts.kit import kits_dir
+    from ..artifacts.versions import KubeVersion
+
+    warm = prerequisites.go_cache_warm()
+    out = []
+    if scenario.lab.containerd and not built.record_path(built.parse(scenario.lab.containerd)).exists():
+        out.append(f"# containerd {scenario.lab.containerd} is not built: the run builds it first, about "
+                   f"{prerequisites.estimate(prerequisites.CONTAINERD_MIN, warm)}, a guess")
+    version = KubeVersion.parse(scenario.install.kubernetes)
+    if not (kits_dir() / f"kubernetes-{version.tag}.json").exists():
+        out.append(f"# the Kubernetes {version} kit is not built: the run builds it first, about "
+                   f"{prerequisites.estimate(prerequisites.KIT_MIN, warm)}")
+    return out
+
+
+def plan_lines(scenario: Scenario, suite: str, control: bool = False,
+               tuned: tuning.Tuning | None = None) -> list[str]:
+    """`tuned`: the acceleration's settings (default: what a lab on this host would get)."""
     facts = image_facts(suite, scenario.lab.containerd)
     machines = [m.name for m in scenario.lab.machines]
     out = [f"# scenario {scenario.name} ({'control' if control else 'fault'} run) on {suite}"]
@@ -57,11 +92,18 @@ def plan_lines(scenario: Scenario, suite: str, control: bool = False) -> list[st
     out.append(f"# facts from the image manifest{built}: " + (
         ", ".join(f"{k} {facts[k]}" for k in ("containerd", "runc", "kernel")) if facts
         else "none (image not built yet): version-dependent steps are shown with their condition"))
+    if scenario.install.track == "kubeadm":
+        out += _unbuilt(scenario)
+        if tuned is None:
+            tuned, said = host_tuning()
+        else:
+            said = f"{tuned.profile.upper()} settings: {tuned.why}"
+        out.append(f"# {said}")
     if not facts and scenario.faults:
         out.append(f"# fault commands below assume containerd 1.x; `invoke images.build --suite {suite}` makes them exact")
     out += [f"[prepare] {m}: {FACTS_COMMAND}    # facts: versions" for m in machines]
     steps = plan(scenario, scenario.lab.roles(), {m: facts or {} for m in machines}, control,
-                 facts_known=facts is not None, install=install_context(scenario, facts))
+                 facts_known=facts is not None, install=install_context(scenario, facts, tuned))
     skipped_install = scenario.install.track == "none"
     for step in steps:
         if skipped_install and step.phase in ("expect", "recover", "verify", "collect"):

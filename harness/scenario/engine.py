@@ -31,7 +31,6 @@ from ..probes.facts import parse as parse_facts
 from ..progress import Progress, one_line
 from ..remote.result import CommandResult
 from .checks import Outcome, evaluate
-from ..provisioners import kubeadm_config
 from .plan import BOOT_ID, Step, cluster_facts, plan, with_release
 
 
@@ -208,24 +207,20 @@ class Engine:
         roles = {m: self.lab.role(m) for m in self.lab.machines}
         install = None
         if self.scenario.install.track == "kubeadm":
-            install = self._install_context(roles)
+            tuned = self.lab.tuning()  # decided by the lab's measured acceleration (harness/tuning.py)
+            install = self._install_context(roles, tuned)
             rec.data["install"] = {"track": "kubeadm", "kubernetes": self.scenario.install.kubernetes,
-                                   "timeouts": dict(kubeadm_config.TCG_TIMEOUTS),
-                                   "leader_election": dict(kubeadm_config.TCG_LEADER_ELECTION),
-                                   "etcd": dict(kubeadm_config.TCG_ETCD),
-                                   "encryption_algorithm": kubeadm_config.TCG_KEYS,
-                                   "static_pod_patches": kubeadm_config.tcg_patches(),
-                                   "go_runtime": dict(kubeadm_config.TCG_GO_ENV),
-                                   "kubelet_args": dict(kubeadm_config.TCG_KUBELET_ARGS),
+                                   **tuned.record(),
                                    "scenario_timeouts": {k: v for k, v in (
                                        ("kubeletHealthCheck", self.scenario.install.kubelet_health_check),
                                        ("kubernetesAPICall of the init the fault stops",
                                         self.scenario.install.kubernetes_api_call)) if v},
-                                   "note": "kubeadm timeouts lengthened for TCG (provisioners/kubeadm_config.py)"}
+                                   "note": "settings for TCG (harness/tuning.py); empty: upstream's default"
+                                   if tuned.is_tcg else "upstream's defaults: nothing set for the acceleration"}
             rec.save()
         self.steps = plan(self.scenario, roles, self.facts, self.options.control, install=install)
 
-    def _install_context(self, roles):
+    def _install_context(self, roles, tuned):
         from ..artifacts import kit as kits
         from ..artifacts.versions import KubeVersion
         from ..provisioners.kubeadm import InstallContext, new_token
@@ -234,7 +229,8 @@ class Engine:
         return InstallContext(
             roles=roles, ips={m: self.lab.ip(m) for m in roles}, facts=self.facts, gateway=self.lab.gateway,
             pause_image=next(r for r in kit["kubeadm_images"] if "/pause:" in r),
-            flannel_image=kits.FLANNEL_IMAGE, flannel_cni_image=kits.FLANNEL_CNI_IMAGE, token=new_token())
+            flannel_image=kits.FLANNEL_IMAGE, flannel_cni_image=kits.FLANNEL_CNI_IMAGE, token=new_token(),
+            tuning=tuned)
 
     def _run_phase(self, entry) -> None:
         """Execute the plan's steps of the phase that is running, in order."""

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import time
 
-from .. import lifecycle
+from .. import lifecycle, tuning
 from ..capacity import check_capacity
 from ..lab import Lab, LabSpec, MachineSpec
+from ..machines import accel
 from ..remote.ssh import SshRemote
 
 
@@ -56,7 +57,11 @@ class LabHandle:
     def describe(self) -> dict:
         s = self.lab.state
         return {"name": s["name"], "suite": s["suite"], "backend": s["backend"], "image": s["image"]["id"],
-                "accel": s.get("domain_type", "")}
+                **accel.lab_fields(s)}
+
+    def tuning(self) -> tuning.Tuning:
+        """What the lab's measured acceleration asks of a cluster on it."""
+        return tuning.for_lab(self.lab.state)
 
     def down(self, progress) -> None:
         for r in self._remotes.values():

@@ -564,7 +564,7 @@ def _install(c: _Checker, raw, path, lab: LabDef | None) -> InstallDef:
             durations[key] = ""
     if durations["kubernetes_api_call"] and init_fails is False:
         c.bad(path + ("kubernetes_api_call",), "applies only to an init the fault stops; set `init_fails` too, "
-                                               "or leave it out (the track's TCG value holds)")
+                                               "or leave it out (the track's value holds: harness/tuning.py)")
     if lab is not None:
         planes = [x.name for x in lab.machines if x.role == "control-plane"]
         others = [x.name for x in lab.machines if x.role not in ("control-plane", "worker")]

@@ -62,6 +62,7 @@ def lab_connector(name: str, image: str):
         from ..cluster import ClusterClient
         from ..errors import LabError
         from ..lab import Lab
+        from ..machines import accel
 
         try:
             lab = Lab.load(name)
@@ -74,7 +75,7 @@ def lab_connector(name: str, image: str):
         cluster = ClusterClient(kubeconfig)
         _, matched = reach(cluster, remotes)
         where = {"name": lab.name, "suite": lab.state["suite"], "backend": lab.state["backend"],
-                 "accel": lab.state.get("domain_type", "")}
+                 **accel.lab_fields(lab.state)}
         return Access(cluster, matched, image=image, on_read=on_read), where
     return connect
 

@@ -11,6 +11,7 @@ from harness.progress import Progress
 from harness.provisioners.kubeadm import cluster_spec
 from harness.provisioners.kubeadm_config import ClusterSpec, init_config, join_config
 from harness.model import InstallDef
+from harness import tuning
 
 pytestmark = pytest.mark.artifacts
 
@@ -32,8 +33,10 @@ def validate(kubeadm_bin, path) -> subprocess.CompletedProcess:
 
 
 def specs(version):
-    track = cluster_spec(InstallDef(track="kubeadm", kubernetes=str(version)))
+    track = cluster_spec(InstallDef(track="kubeadm", kubernetes=str(version)), tuning.decide("qemu"))
+    kvm = cluster_spec(InstallDef(track="kubeadm", kubernetes=str(version)), tuning.decide("kvm"))
     return {"the track's (TCG settings, patches)": track,
+            "the track's under KVM (upstream's defaults)": kvm,
             "air-gap: no kubernetesVersion": ClusterSpec(kubernetes="", patches_dir=""),
             "172.20/16 pods, 172.21/16 services": ClusterSpec(kubernetes=version.tag, pod_cidr="172.20.0.0/16",
                                                               service_cidr="172.21.0.0/16")}

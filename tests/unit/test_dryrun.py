@@ -85,17 +85,19 @@ def test_a_control_run_prepares_what_the_fault_run_leaves_out(name, left_out, mo
 
 
 def test_a_control_run_pins_the_version_a_fault_run_leaves_out(monkeypatch):
+    from harness import tuning
     from harness.provisioners import kubeadm
     from harness.scenario import plan as plans
 
     scenario = load(find("airgap-unset-version"))
-    assert kubeadm.cluster_spec(scenario.install).kubernetes == ""
+    tcg = tuning.decide("qemu")
+    assert kubeadm.cluster_spec(scenario.install, tcg).kubernetes == ""
     seen = []
     monkeypatch.setattr(kubeadm, "steps", lambda install, *a, **kw: seen.append(install) or [])
     monkeypatch.setattr(kubeadm, "reinstall_steps", lambda *a, **kw: [])
     plans.plan(scenario, {"cp1": "control-plane"}, {"cp1": {}}, control=True, facts_known=False)
     plans.plan(scenario, {"cp1": "control-plane"}, {"cp1": {}}, control=False, facts_known=False)
-    assert [kubeadm.cluster_spec(i).kubernetes for i in seen] == [f"v{DEFAULT_KUBERNETES}", ""]
+    assert [kubeadm.cluster_spec(i, tcg).kubernetes for i in seen] == [f"v{DEFAULT_KUBERNETES}", ""]
 
 
 def test_after_reboot_checks_show_their_reboot(monkeypatch, tmp_path):

@@ -8,6 +8,7 @@ from dataclasses import replace
 import pytest
 import yaml
 
+from harness import tuning
 from harness.artifacts import kit as kits
 from harness.artifacts.versions import DEFAULT_KUBERNETES
 from harness.probes.facts import COMMAND as FACTS_COMMAND
@@ -64,8 +65,13 @@ class TwoNodeLab:
     role = lambda self, m: {"cp1": "control-plane", "w1": "worker"}[m]  # noqa: E731
     collect_logs = lambda self, m, dest: []  # noqa: E731
 
+    accel = "qemu"  # the domain type, as measured
+
     def describe(self):
-        return {"name": self.name, "suite": "sid", "backend": "fake", "image": "none", "accel": "none"}
+        return {"name": self.name, "suite": "sid", "backend": "fake", "image": "none", "accel": self.accel}
+
+    def tuning(self):
+        return tuning.decide(self.accel)
 
     def down(self, progress):
         pass
@@ -101,7 +107,7 @@ def test_each_machine_gets_exactly_what_dry_run_prints(control, tmp_path, monkey
              "pid1": "systemd", "cgroupfs": "cgroup2fs"}
     monkeypatch.setattr(dryrun, "image_facts", lambda suite, containerd="": facts)
     monkeypatch.setattr("harness.artifacts.kit.load_kit", lambda version: KIT)
-    lines = dryrun.plan_lines(load(find("kubeadm-baseline")), "sid", control=control)
+    lines = dryrun.plan_lines(load(find("kubeadm-baseline")), "sid", control=control, tuned=lab.tuning())
     record = json.loads((result.directory / "run.json").read_text())
     for name, machine in lab.remotes.items():
         assert_sent_as_printed(machine.calls, lines, record, name)
@@ -279,7 +285,7 @@ def test_an_init_the_fault_stops_is_an_expected_failure_then_the_reinstall_recov
     monkeypatch.setattr(dryrun, "image_facts", lambda suite, containerd="": facts)
     monkeypatch.setattr("harness.artifacts.kit.load_kit", lambda version: KIT)
     record = json.loads((result.directory / "run.json").read_text())
-    assert_sent_as_printed(cp.calls, dryrun.plan_lines(scenario, "sid"), record, "cp1")
+    assert_sent_as_printed(cp.calls, dryrun.plan_lines(scenario, "sid", tuned=lab.tuning()), record, "cp1")
 
 
 def test_an_init_that_fails_unexpectedly_is_still_a_harness_failure(tmp_path):
@@ -300,7 +306,7 @@ def test_an_init_that_fails_unexpectedly_is_still_a_harness_failure(tmp_path):
 def test_tcg_runtime_settings_reach_every_go_component(tmp_path):
     """Under TCG: Go runtime settings for containerd, the kubelet and the static pods, the
     kubelet's housekeeping, etcd without fsync; all of it also in run.json."""
-    from harness.provisioners.kubeadm_config import TCG_GO_ENV
+    from harness.tuning import TCG_GO_ENV
 
     result, lab = run(False, tmp_path)
     env_line = "Environment=" + " ".join(f"{k}={v}" for k, v in TCG_GO_ENV.items())
@@ -337,7 +343,8 @@ def planned(name, containerd, kubernetes=""):
     scenario = scenario.with_kubernetes(kubernetes) if kubernetes else scenario
     facts = {"containerd": containerd, "runc": "1.3.6", "os": "x", "kernel": "x", "systemd": "x"}
     roles = scenario.lab.roles()
-    return plan(scenario, roles, {m: facts for m in roles}, install=install_context(scenario, facts)), CLUSTER
+    return plan(scenario, roles, {m: facts for m in roles},
+                install=install_context(scenario, facts, tuning.decide("qemu"))), CLUSTER
 
 
 @pytest.mark.parametrize(("containerd", "stops"), [("1.7.24~ds1-6+deb13u1", True), ("2.1.9~ds1-1", False)])
@@ -445,7 +452,8 @@ def test_a_reinstall_after_a_stopped_init_takes_new_ranges_too():
     roles = scenario.lab.roles()
 
     def recovery(s):
-        return [x for x in plan(s, roles, {m: facts for m in roles}, install=install_context(s, facts))
+        return [x for x in plan(s, roles, {m: facts for m in roles},
+                                install=install_context(s, facts, tuning.decide("qemu")))
                 if x.phase == "recover"]
 
     assert not [x for x in recovery(scenario) if x.name == "kubeadm config"]

@@ -4,6 +4,7 @@ a machine that will not power off."""
 import libvirt
 import pytest
 
+from harness import tuning
 from harness.machines.libvirt import refresh_pool
 
 
@@ -112,6 +113,9 @@ class _SchedDom:
         self.params = params
 
 
+TCG = tuning.decide("qemu")
+
+
 class _RolesLab:
     def __init__(self, roles):
         self.state = {"machines": [{"name": n, "role": r} for n, r in roles.items()]}
@@ -129,19 +133,28 @@ def test_once_booted_the_control_plane_gets_four_times_a_workers_cpu_share():
     from harness.machines.libvirt import LibvirtBackend
 
     doms, notes = {"cp1": _SchedDom(), "w1": _SchedDom()}, _Notes()
-    LibvirtBackend()._set_role_shares(_RolesLab({"cp1": "control-plane", "w1": "worker"}), doms, notes)
+    LibvirtBackend()._set_role_shares(_RolesLab({"cp1": "control-plane", "w1": "worker"}), doms, TCG, notes)
     assert doms["cp1"].params == {"cpu_shares": 2048} and doms["w1"].params == {"cpu_shares": 512}
     assert notes.lines == ["host CPU shares: cp1 2048, w1 512"]
+
+
+def test_under_kvm_every_machine_keeps_libvirts_share():
+    from harness.machines.libvirt import LibvirtBackend
+
+    doms, notes = {"cp1": _SchedDom(), "w1": _SchedDom()}, _Notes()
+    LibvirtBackend()._set_role_shares(_RolesLab({"cp1": "control-plane", "w1": "worker"}), doms,
+                                      tuning.decide("kvm"), notes)
+    assert doms["cp1"].params is None and doms["w1"].params is None and notes.lines == []
 
 
 def test_host_preparation_guests_keep_equal_shares_and_a_refusal_is_a_note():
     from harness.machines.libvirt import LibvirtBackend
 
     doms, notes = {"node1": _SchedDom()}, _Notes()
-    LibvirtBackend()._set_role_shares(_RolesLab({"node1": "node"}), doms, notes)
+    LibvirtBackend()._set_role_shares(_RolesLab({"node1": "node"}), doms, TCG, notes)
     assert doms["node1"].params is None and notes.lines == []
     doms = {"cp1": _SchedDom(_Error("Requested operation is not valid: cgroup CPU controller is not mounted"))}
-    LibvirtBackend()._set_role_shares(_RolesLab({"cp1": "control-plane"}), doms, notes)
+    LibvirtBackend()._set_role_shares(_RolesLab({"cp1": "control-plane"}), doms, TCG, notes)
     assert notes.lines == ["machine cp1: CPU shares left as they are "
                            "(Requested operation is not valid: cgroup CPU controller is not mounted)"]
 
@@ -150,11 +163,11 @@ def test_under_tcg_machines_boot_in_turn_when_the_host_has_too_few_cores():
     from harness.machines.libvirt import boot_groups
 
     two_nodes = [("cp1", 2), ("w1", 1)]
-    assert boot_groups(two_nodes, tcg=True, host_cores=2) == [["cp1"], ["w1"]]
-    assert boot_groups(two_nodes, tcg=True, host_cores=4) == [["cp1", "w1"]]
-    assert boot_groups(two_nodes, tcg=False, host_cores=2) == [["cp1", "w1"]]  # KVM: all at once
-    assert boot_groups([("a", 1), ("b", 1), ("c", 1)], tcg=True, host_cores=2) == [["a", "b"], ["c"]]
-    assert boot_groups([("big", 4), ("w1", 1)], tcg=True, host_cores=2) == [["big"], ["w1"]]
+    assert boot_groups(two_nodes, in_turn=True, host_cores=2) == [["cp1"], ["w1"]]
+    assert boot_groups(two_nodes, in_turn=True, host_cores=4) == [["cp1", "w1"]]
+    assert boot_groups(two_nodes, in_turn=False, host_cores=2) == [["cp1", "w1"]]  # KVM: all at once
+    assert boot_groups([("a", 1), ("b", 1), ("c", 1)], in_turn=True, host_cores=2) == [["a", "b"], ["c"]]
+    assert boot_groups([("big", 4), ("w1", 1)], in_turn=True, host_cores=2) == [["big"], ["w1"]]
 
 
 # -- what node-image building asks of the backend ----------------------------------------

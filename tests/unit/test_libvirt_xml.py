@@ -93,15 +93,15 @@ def test_overlay_volume_backed_by_base_image():
 
 
 def test_tcg_guests_are_told_their_tsc_is_reliable():
-    from harness.machines.accel import Verdict
+    from harness import tuning
 
-    tcg, kvm = Verdict("qemu", "test", "boot"), Verdict("kvm", "test", "boot")
+    tcg, kvm = tuning.decide("qemu"), tuning.decide("kvm")
     assert tcg.cmdline("root=/dev/vda rw") == "root=/dev/vda rw clocksource=tsc tsc=reliable damon_stat.enabled=N"
     assert kvm.cmdline("root=/dev/vda rw") == "root=/dev/vda rw"
 
 
 def test_kubernetes_guests_get_a_larger_translation_cache():
-    from harness.machines.libvirt_xml import TB_CACHE_KUBERNETES_MIB
+    from harness.tuning import TB_CACHE_KUBERNETES_MIB
 
     xml = domain_xml(plan(tb_cache_mib=TB_CACHE_KUBERNETES_MIB))
     assert ET.fromstring(xml).find("features/tcg/tb-cache").text == "2048"

@@ -243,7 +243,7 @@ CASES = [
         lab: {suite: sid, machines: [{name: cp1, role: control-plane}]}
         """,
          "bad.yaml:5: install.kubernetes_api_call: applies only to an init the fault stops; set `init_fails` too, "
-         "or leave it out (the track's TCG value holds)"),
+         "or leave it out (the track's value holds: harness/tuning.py)"),
     case("a-kubernetes-gate-needs-kubernetes", """\
         apiVersion: kubelab/v1
         kind: Scenario
@@ -1036,6 +1036,7 @@ def test_scenario_lint_checks_every_file_under_scenarios():
 def test_a_kubeadm_scenario_that_names_no_release_or_ranges_gets_the_one_default_of_each(tmp_path):
     from harness.artifacts.versions import DEFAULT_KUBERNETES
     from harness.model import DEFAULT_POD_CIDR, DEFAULT_SERVICE_CIDR
+    from harness import tuning
     from harness.provisioners.kubeadm import cluster_spec
 
     assert lint(tmp_path, """\
@@ -1049,7 +1050,7 @@ def test_a_kubeadm_scenario_that_names_no_release_or_ranges_gets_the_one_default
     install = load(tmp_path / "plain.yaml").install
     assert (install.kubernetes, install.pod_cidr, install.service_cidr) == \
         (DEFAULT_KUBERNETES, DEFAULT_POD_CIDR, DEFAULT_SERVICE_CIDR)
-    spec = cluster_spec(install)
+    spec = cluster_spec(install, tuning.decide("kvm"))
     assert (spec.kubernetes, spec.pod_cidr, spec.service_cidr) == \
         (f"v{DEFAULT_KUBERNETES}", DEFAULT_POD_CIDR, DEFAULT_SERVICE_CIDR)
 

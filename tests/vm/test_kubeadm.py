@@ -7,6 +7,7 @@ import signal
 
 import pytest
 
+from harness import tuning
 from harness.lab import Lab
 from harness.serve import lab as services
 
@@ -14,6 +15,11 @@ from .helpers import invoke, objects_of, remove_lab_whatever_happened, wait_for
 
 pytestmark = [pytest.mark.vm, pytest.mark.artifacts]
 RUN_TIMEOUT = 3600
+
+
+def tuned(record):
+    """The settings the run's measured acceleration called for (harness/tuning.py)."""
+    return tuning.for_acceleration(record["lab"]["acceleration"])
 
 
 def observation(record, check, kind="expect"):

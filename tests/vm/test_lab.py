@@ -59,7 +59,16 @@ def test_guests_run_under_the_detected_accelerator(lab2, libvirt_backend):
     dom = libvirt_backend.conn.lookupByName(lab2.state["machines"][0]["domain"])
     import xml.etree.ElementTree as ET
 
-    assert ET.fromstring(dom.XMLDesc(0)).get("type") == lab2.state["domain_type"]
+    root = ET.fromstring(dom.XMLDesc(0))
+    assert root.get("type") == lab2.state["domain_type"] == lab2.state["acceleration"]["domain_type"]
+    # the guests' settings follow the lab's measured acceleration (harness/tuning.py)
+    from harness import tuning
+
+    tuned = tuning.for_lab(lab2.state)
+    assert root.findtext("os/cmdline").endswith(" ".join(tuned.kernel_args))
+    tb = root.find("features/tcg/tb-cache")  # libvirt gives it back in KiB
+    kib = int(tb.text) * {"KiB": 1, "MiB": 1024}[tb.get("unit", "KiB")] if tb is not None else None
+    assert kib == (tuned.tb_cache_mib * 1024 if root.get("type") == "qemu" else None)
 
 
 def test_br_netfilter_is_a_real_module(lab2):
