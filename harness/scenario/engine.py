@@ -426,6 +426,8 @@ class Engine:
         access = Access(cluster, remotes, on_read=lambda node, result: rec.step(
             step.phase, f"verify {step.name}", node, result))
         self.progress.update(f"verify layer {step.name}: {step.command[:100]} ...")
+        if step.name == next(s for s in self.steps if s.action == "verify-layer").name:
+            access.prestart(self.scenario.verify_layers)
 
         def on_finding(f):
             obs = rec.finding(step.phase, f, entry["started_at"])

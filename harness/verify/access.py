@@ -65,6 +65,20 @@ class Access:
                   f"pod {PROBE_POD} ({self.image}) to run")
         return PROBE_POD
 
+    def prestart(self, layers) -> None:
+        """verify's pods, asked for before the layers that use them, so that they start (a
+        minute or more under TCG) while the earlier layers read. A failure here is left to the
+        layer that needs the pod, which asks again and says why."""
+        from ..probes.cluster import not_answering
+
+        try:
+            if {"dns", "workload"} & set(layers):
+                self.cluster.ensure_probe_pod(self.image, PROBE_POD)
+            if "workload" in layers:
+                self.cluster.ensure_web(self.image, WEB, replicas=2, tolerate=True)
+        except not_answering():
+            pass
+
     def in_pod(self, argv: list[str], timeout: int = 60) -> str:
         from ..cluster import NAMESPACE
 

@@ -47,11 +47,12 @@ class Cert:
 
 def read_script(dirs: list[str]) -> str:
     quoted = " ".join(shlex.quote(d) for d in dirs)
-    listing = (f"for d in {quoted}; do [ -d \"$d\" ] || continue; find \"$d\" -maxdepth 2 -type f "
-               "\\( -name '*.crt' -o -name '*.pem' \\) | sort | while read -r f; do "
+    # one list over every folder, each file once (kubeadm's etcd folder is inside its pki folder)
+    listing = (f"for d in {quoted}; do [ -d \"$d\" ] && find \"$d\" -maxdepth 2 -type f "
+               "\\( -name '*.crt' -o -name '*.pem' \\); done | sort -u | while read -r f; do "
                "grep -q 'BEGIN CERTIFICATE' \"$f\" || continue; echo \"-- $f\"; "
                "openssl x509 -in \"$f\" -noout -subject -issuer -enddate "
-               "-ext subjectKeyIdentifier,authorityKeyIdentifier -nameopt RFC2253 2>&1; done; done")
+               "-ext subjectKeyIdentifier,authorityKeyIdentifier -nameopt RFC2253 2>&1; done")
     return script([("now", "date +%s"), ("files", listing),
                    ("kubeadm", f"if command -v kubeadm >/dev/null; then {CHECK_EXPIRATION}; "
                                "else echo 'kubeadm: not on this node'; fi")])

@@ -120,6 +120,7 @@ def verify(connect: Callable, layers: tuple[str, ...], runs_root: Path | None = 
 
     entry = record.phase_start("verify")
     started = time.time()
+    access.prestart(layers)
     findings: list[Finding] = []
     out(row(None))
 

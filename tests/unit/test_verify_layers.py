@@ -148,7 +148,9 @@ def pki(tmp_path):
 
 
 def test_certificates_read_with_openssl_their_lineage_and_the_first_to_expire(pki):
-    out = subprocess.run(["sh", "-c", certs.read_script([str(pki)])], capture_output=True, text=True).stdout
+    # the etcd folder named beside the folder that holds it, as kubeadm's manifest names both: each file once
+    out = subprocess.run(["sh", "-c", certs.read_script([str(pki), str(pki / "etcd"), str(pki / "none")])],
+                         capture_output=True, text=True).stdout
     parts = split(out)
     found = certs.parse_certs(parts["files"])
     assert [c.path.removeprefix(str(pki)) for c in found] == ["/apiserver.crt", "/ca.crt", "/etcd/ca.crt",
@@ -332,3 +334,23 @@ def test_a_bug_in_a_layer_is_an_internal_error_but_a_failed_read_is_a_finding():
 
     with pytest.raises(AttributeError):
         run_layers(Access(Buggy([]), {}), ("nodes",), seen.append)
+
+
+def test_a_real_kubeadm_control_planes_certificates():
+    """Captured from cp1 of a real flannel-no-brnetfilter cluster (sid, kubeadm v1.36.3): kubeadm made
+    etcd's certificates too, so its listing covers every pki file; the kubelet's own are not in it."""
+    parts = split((FIXTURES / "certificates-cp1.txt").read_text())
+    found = certs.parse_certs(parts["files"])
+    listing = certs.parse_check_expiration(parts["kubeadm"])
+    assert len(found) == 12 and len({c.path for c in found}) == 12
+    by = {c.path: c for c in found}
+    pki = "/etc/kubernetes/pki"
+    assert certs.lineage(by[f"{pki}/apiserver-etcd-client.crt"], found) == f"{pki}/etcd/ca.crt"
+    assert certs.lineage(by[f"{pki}/front-proxy-client.crt"], found) == f"{pki}/front-proxy-ca.crt"
+    assert certs.lineage(by[f"{pki}/ca.crt"], found) == "self-signed"
+    result = {f.check: f.value for f in certs.judge("cp1", found, float(parts["now"]), listing, pki)}
+    uncovered = result["cp1: not covered by kubeadm certs check-expiration"].split("; ")
+    assert uncovered and all(p.startswith("/var/lib/kubelet/pki/") for p in uncovered)
+    assert result[f"cp1:{pki}/etcd/server.crt"].endswith("listed by kubeadm")
+    # the kubelet's self-signed serving certificate: its CA exists only in the kubelet's memory
+    assert "signed by unknown CA (CN=cp1-ca@" in result["cp1:/var/lib/kubelet/pki/kubelet.crt"]

@@ -176,6 +176,9 @@ class Reads:
         self.cleaned = True
         return ["Deployment/kubelab-verify-web"]
 
+    def prestart(self, layers):
+        self.prestarted = tuple(layers)
+
 
 def test_findings_become_observations_and_the_verdict(tmp_path, monkeypatch):
     from harness.verify import session
@@ -192,7 +195,7 @@ def test_findings_become_observations_and_the_verdict(tmp_path, monkeypatch):
                     out=out.append)
     assert (result.exit_code, result.result) == (1, "not-met")
     assert result.reason == "1 check(s) do not hold: dns: CoreDNS answers"
-    assert access.cleaned
+    assert access.cleaned and access.prestarted == ("nodes", "dns")
     data = json.loads((result.directory / "run.json").read_text())
     obs = {o["check"]: o for o in data["observations"]}
     assert [o["met"] for o in data["observations"]] == [True, None, None, False]
