@@ -13,6 +13,7 @@ A scenario whose checks depend on containerd's version runs as an `invoke matrix
 
 import json
 import os
+import re
 
 import pytest
 
@@ -145,8 +146,11 @@ def _flannel(record, run_dir, kit):
     assert observation(record, "dns-fails-while-nodes-are-ready")["met"]  # S1: Ready proved nothing
     # the waits after the fix are the measurement, and the facts the matrix pivots
     assert observation(record, "dns-answers-after-the-fix", "verify")["after"] > 0
-    assert set(record["facts"]) == {"crashloop_wait_s", "dns_after_fix_s"}
+    # and the state at the fix that explains the wait: flannel's restarts and the kubelet's back-off then
+    assert set(record["facts"]) == {"crashloop_wait_s", "dns_after_fix_s", "restarts_at_fix", "backoff_at_fix"}
     assert "unknown" not in record["facts"].values()
+    assert int(record["facts"]["restarts_at_fix"]) >= 2
+    assert re.fullmatch(r"\d+(m\d+)?s", record["facts"]["backoff_at_fix"])  # the kubelet's delay: 10s .. 5m0s
     assert observation(record, "service-reaches-both-pods", "verify")["value"] == 2
 
 
@@ -200,7 +204,8 @@ def _course(record, run_dir, kit):
     assert observation(record, "control-plane-notready-without-cni")["met"]
     assert observation(record, "dns-fails-while-nodes-are-ready")["met"]
     assert observation(record, "plain-workload-answers", "verify")["value"] == 2
-    assert set(record["facts"]) == {"ready_s", "crashloop_wait_s", "dns_after_fix_s"}
+    assert set(record["facts"]) == {"ready_s", "crashloop_wait_s", "dns_after_fix_s", "restarts_at_fix",
+                                    "backoff_at_fix"}
     assert "unknown" not in record["facts"].values()
 
 
