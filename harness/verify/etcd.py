@@ -66,8 +66,8 @@ def ask_script(flags: dict[str, str]) -> str:
                    (("cacert", "etcd-cafile"), ("cert", "etcd-certfile"), ("key", "etcd-keyfile")))
     parts = []
     for ep in flags["etcd-servers"].split(","):
-        parts.append((f"health {ep}", f"curl -sS --max-time 10 {tls} {shlex.quote(ep + '/health')}; echo"))
-        parts.append((f"members {ep}", f"curl -sS --max-time 10 {tls} -X POST -d '{{}}' "
+        parts.append((f"health {ep}", f"curl -sS --max-time 30 --retry 2 --retry-all-errors {tls} {shlex.quote(ep + '/health')}; echo"))
+        parts.append((f"members {ep}", f"curl -sS --max-time 30 --retry 2 --retry-all-errors {tls} -X POST -d '{{}}' "
                                         f"{shlex.quote(ep + '/v3/cluster/member/list')}; echo"))
     return script(parts)
 
