@@ -372,9 +372,11 @@ def _claim_ids(c: _Checker, raw, path) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
-def _checks(c: _Checker, raw, path, kind: str) -> tuple[Check, ...]:
+def _checks(c: _Checker, raw, path, kind: str, items=None) -> tuple[Check, ...]:
+    """The checks of a section; `items`, its (index, entry) pairs where the section holds more
+    than checks (verify's layers), so that every problem keeps its entry's own index."""
     out, seen = [], set()
-    for i, item in enumerate(c.listing(raw, path)):
+    for i, item in (enumerate(c.listing(raw, path)) if items is None else items):
         chk = _check(c, item, path + (i,), kind)
         if chk is None:
             continue
@@ -756,16 +758,7 @@ def _verify(c: _Checker, raw, install: InstallDef) -> tuple[tuple[Check, ...], t
         if install.track == "none":
             c.bad(("verify", i, "layers"), "the layers check a Kubernetes cluster; this scenario installs none "
                                            "(`install.track: none`)")
-    out, seen = [], set()
-    for i, item in checks:
-        chk = _check(c, item, ("verify", i), "verify")
-        if chk is None:
-            continue
-        if chk.name in seen:
-            c.bad(("verify", i, "name"), f"duplicate check name `{chk.name}` in verify")
-        seen.add(chk.name)
-        out.append(chk)
-    return tuple(out), tuple(n for n in layers_of.LAYERS if n in layers)
+    return _checks(c, raw, ("verify",), "verify", checks), tuple(n for n in layers_of.LAYERS if n in layers)
 
 
 def validate(src: Source, path: Path, problems: list[str], claim_ids: set | None = None,

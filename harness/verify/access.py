@@ -37,6 +37,7 @@ class Access:
     sleep: Callable[[float], None] = time.sleep
     clock: Callable[[], float] = time.monotonic
     _nodes: list | None = field(default=None, repr=False)
+    _probe_running: bool = field(default=False, repr=False)
 
     # -- the cluster -----------------------------------------------------------
     def nodes(self) -> list:
@@ -60,9 +61,12 @@ class Access:
         """verify's own toolbox pod, Running: its name. Removed by `cleanup()`."""
         from ..cluster import NAMESPACE
 
-        self.cluster.ensure_probe_pod(self.image, PROBE_POD)
-        self.wait(lambda: any(p.status.phase == "Running" for p in self.cluster.pods(NAMESPACE, f"app={PROBE_POD}")),
-                  f"pod {PROBE_POD} ({self.image}) to run")
+        if not self._probe_running:
+            self.cluster.ensure_probe_pod(self.image, PROBE_POD)
+            self.wait(lambda: any(p.status.phase == "Running"
+                                  for p in self.cluster.pods(NAMESPACE, f"app={PROBE_POD}")),
+                      f"pod {PROBE_POD} ({self.image}) to run")
+            self._probe_running = True
         return PROBE_POD
 
     def prestart(self, layers) -> None:

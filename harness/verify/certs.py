@@ -60,9 +60,8 @@ def read_script(dirs: list[str]) -> str:
 
 def folders(manifest: str) -> list[str]:
     """The pki folders the API server uses, then the usual ones, then the kubelet's."""
-    flags = dict(apiserver_flags(manifest))
-    m = re.search(r"--client-ca-file=(\S+)", manifest)
-    named = [p.rsplit("/", 1)[0] for p in (m.group(1) if m else "", flags.get("etcd-cafile", "")) if p]
+    etcd_ca = apiserver_flags(manifest).get("etcd-cafile", "")
+    named = [cert_dir_of(manifest)] + ([etcd_ca.rsplit("/", 1)[0]] if etcd_ca else [])
     return list(dict.fromkeys(named + list(DEFAULT_DIRS) + [KUBELET_PKI]))
 
 
@@ -180,6 +179,7 @@ def judge(node: str, certs: list[Cert], now: float, listing: list[dict] | None, 
 
 
 def cert_dir_of(manifest: str) -> str:
+    """kubeadm's certificatesDir as the API server uses it: the folder of `--client-ca-file`."""
     m = re.search(r"--client-ca-file=(\S+)", manifest)
     return m.group(1).rsplit("/", 1)[0] if m else "/etc/kubernetes/pki"
 

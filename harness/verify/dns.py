@@ -20,6 +20,7 @@ import json
 import math
 import re
 
+from .access import PROBE_POD
 from .finding import NOT_APPLICABLE, RECORDED, Finding, holds
 
 LAYER = "dns"
@@ -122,7 +123,7 @@ def check(access) -> list[Finding]:
     local = local_ips(c.daemon_sets())
     resolv = access.in_pod(["cat", "/etc/resolv.conf"])
     servers = nameservers(resolv)
-    src_pod = f"pod {access.probe_pod()}: cat /etc/resolv.conf"
+    src_pod = f"pod {PROBE_POD}: cat /etc/resolv.conf"
     out.append(Finding(LAYER, "a pod's resolv.conf", RECORDED, "nameserver " + ",".join(servers) if servers else
                        resolv.strip()[:200], src_pod, resolv))
     tiers = [(f"CoreDNS Service {s.metadata.name}", ip) for s in services for ip in [s.spec.cluster_ip] if ip]
@@ -135,7 +136,7 @@ def check(access) -> list[Finding]:
         said = access.in_pod(["nslookup", "-timeout=5", NAME, ip])
         out.append(holds(LAYER, f"{label} at {ip} answers", answered(said),
                          f"{NAME}: {'answered' if answered(said) else 'no answer'}",
-                         f"pod {access.probe_pod()}: nslookup {NAME} {ip}", said))
+                         f"pod {PROBE_POD}: nslookup {NAME} {ip}", said))
     if not local:
         out.append(Finding(LAYER, "node-local DNS cache", NOT_APPLICABLE,
                            "no DaemonSet in kube-system runs with -localip (no nodelocaldns)", "API GET daemonsets"))

@@ -58,7 +58,7 @@ def _fit(text: str, width: int) -> str:
 
 def lab_connector(name: str, image: str):
     """Access to a lab kept by `invoke scenario --keep` (or made by lab.up and an install)."""
-    def connect(record: RunRecord, on_read) -> tuple[Access, dict]:
+    def connect(record: RunRecord) -> tuple[Access, dict]:
         from ..cluster import ClusterClient
         from ..errors import LabError
         from ..lab import Lab
@@ -76,7 +76,7 @@ def lab_connector(name: str, image: str):
         _, matched = reach(cluster, remotes)
         where = {"name": lab.name, "suite": lab.state["suite"], "backend": lab.state["backend"],
                  **accel.lab_fields(lab.state)}
-        return Access(cluster, matched, image=image, on_read=on_read), where
+        return Access(cluster, matched, image=image), where
     return connect
 
 
@@ -84,12 +84,12 @@ def ssh_connector(kubeconfig: Path, targets: str, identity: Path, known_hosts: P
     """Access to a cluster kubelab did not make: its kubeconfig and pinned SSH to its nodes."""
     remotes = ssh_remotes(targets, identity, known_hosts)  # bad input is refused before the record exists
 
-    def connect(record: RunRecord, on_read) -> tuple[Access, dict]:
+    def connect(record: RunRecord) -> tuple[Access, dict]:
         from ..cluster import ClusterClient
 
         cluster = ClusterClient(Path(kubeconfig))
         _, matched = reach(cluster, remotes)
-        return Access(cluster, matched, image=image, on_read=on_read), {"name": f"kubeconfig {kubeconfig}"}
+        return Access(cluster, matched, image=image), {"name": f"kubeconfig {kubeconfig}"}
     return connect
 
 
@@ -100,20 +100,17 @@ def verify(connect: Callable, layers: tuple[str, ...], runs_root: Path | None = 
     record.data["verify"] = {"layers": list(layers)}
     progress.note(f"verify ({', '.join(layers)}): record in {record.directory}")
 
-    def on_read(node, result):
-        record.step("verify", access_holder[0].layer if access_holder else "prepare", node, result)
-
-    access_holder: list[Access] = []
     entry = record.phase_start("prepare")
     try:
-        access, where = connect(record, on_read)
+        access, where = connect(record)
     except (Unreachable, HarnessError) as exc:
         record.phase_end(entry, "failed", str(exc))
         return _finish(record, progress, "error", 2, f"cannot verify: {exc}")
     except KeyboardInterrupt:
         record.phase_end(entry, "failed", "interrupted")
         return _finish(record, progress, "interrupted", 2, "interrupted before the run finished")
-    access_holder.append(access)
+    # every node command a layer runs, verbatim in the record under the layer's name
+    access.on_read = lambda node, result: record.step("verify", access.layer, node, result)
     record.data["lab"].update(where)
     record.data["machines"] = {n: {"role": "node"} for n in access.remotes}
     record.phase_end(entry, "ok")

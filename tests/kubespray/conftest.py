@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from harness.kubespray import checkout, venv
+
 
 @pytest.fixture(scope="session")
 def kubespray_path() -> Path:
@@ -17,3 +19,19 @@ def kubespray_path() -> Path:
         pytest.skip("KUBELAB_KUBESPRAY is not set: point it at a clone of kubernetes-sigs/kubespray "
                     "(user-supplied, so skipped under CI=true as well)")
     return Path(value)
+
+
+@pytest.fixture(scope="session")
+def ks(kubespray_path):
+    """The checkout, validated and versioned."""
+    return checkout.load(kubespray_path, "KUBELAB_KUBESPRAY")
+
+
+@pytest.fixture(scope="session")
+def made_venv(ks):
+    """kubespray's venv of kubelab's, where it is made (skipped with how to make it otherwise)."""
+    v = venv.for_requirements(ks.path / "requirements.txt")
+    if not v.complete():
+        pytest.skip(f"no complete kubespray venv at {v.path}: make it with "
+                    "harness.kubespray.venv.ensure(<checkout>/requirements.txt) (pip from PyPI)")
+    return v

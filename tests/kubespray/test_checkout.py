@@ -12,17 +12,12 @@ import pytest
 import yaml
 
 from harness.errors import UsageError
-from harness.kubespray import checkout, inventory, offline, venv
+from harness.kubespray import checkout, inventory, offline
 from harness.kubespray.command import playbook_command
 from harness.kubespray.downloads import CHECKSUMS_FILE, Defaults
 
 pytestmark = pytest.mark.kubespray
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
-
-
-@pytest.fixture(scope="module")
-def ks(kubespray_path):
-    return checkout.load(kubespray_path, "KUBELAB_KUBESPRAY")
 
 
 @pytest.fixture(scope="module")
@@ -34,15 +29,6 @@ def defaults(ks):
 def table(ks):
     """The kubelet table read plainly (PyYAML), independently of kubelab's evaluator."""
     return {str(k): v for k, v in yaml.safe_load((ks.path / CHECKSUMS_FILE).read_text())["kubelet_checksums"]["amd64"].items()}
-
-
-@pytest.fixture(scope="module")
-def made_venv(ks):
-    v = venv.for_requirements(ks.path / "requirements.txt")
-    if not v.complete():
-        pytest.skip(f"no complete kubespray venv at {v.path}: make it with "
-                    "harness.kubespray.venv.ensure(<checkout>/requirements.txt) (pip from PyPI)")
-    return v
 
 
 def test_the_checkout_is_valid_and_versioned(ks):

@@ -13,7 +13,7 @@ import paramiko
 import pytest
 import yaml
 
-from harness.kubespray import checkout, inventory, venv
+from harness.kubespray import inventory
 from harness.kubespray.command import playbook_command
 from harness.kubespray.inventory import Host
 from harness.remote.keys import KeyPair
@@ -24,20 +24,6 @@ pytestmark = pytest.mark.kubespray
 
 def _pkey(pair: KeyPair) -> paramiko.PKey:
     return paramiko.Ed25519Key.from_private_key(io.StringIO(pair.private_openssh.decode()))
-
-
-@pytest.fixture(scope="module")
-def ks(kubespray_path):
-    return checkout.load(kubespray_path, "KUBELAB_KUBESPRAY")
-
-
-@pytest.fixture(scope="module")
-def made_venv(ks):
-    v = venv.for_requirements(ks.path / "requirements.txt")
-    if not v.complete():
-        pytest.skip(f"no complete kubespray venv at {v.path}: make it with "
-                    "harness.kubespray.venv.ensure(<checkout>/requirements.txt) (pip from PyPI)")
-    return v
 
 
 @pytest.fixture

@@ -154,7 +154,7 @@ def test_host_keys_come_only_from_known_hosts_plain_or_hashed(tmp_path):
 
 # -- the session ------------------------------------------------------------------------------------
 def test_an_unreachable_cluster_ends_the_run_before_any_layer(tmp_path):
-    def connect(record, on_read):
+    def connect(record):
         raise Unreachable("node 192.0.2.5: no answer within 30s")
 
     out = []
@@ -191,7 +191,7 @@ def test_findings_become_observations_and_the_verdict(tmp_path, monkeypatch):
     monkeypatch.setattr(session, "run_layers", lambda a, names, on_finding, on_error: [
         on_finding(f) for f in a.findings if f.layer in names])
     out = []
-    result = verify(lambda record, on_read: (access, {"name": "lab1"}), ("nodes", "dns"), runs_root=tmp_path,
+    result = verify(lambda record: (access, {"name": "lab1"}), ("nodes", "dns"), runs_root=tmp_path,
                     out=out.append)
     assert (result.exit_code, result.result) == (1, "not-met")
     assert result.reason == "1 check(s) do not hold: dns: CoreDNS answers"
