@@ -3,36 +3,20 @@
 first book's runs with one matched line edited: that claim, and only it, changed.
 
 On bookworm only (`--suite bookworm`): one matrix cell, its five scenarios on one pooled lab, so
-each build is about five snapshot restores; H4 across the suites is the matrix test's
+each build is one boot and about five snapshot restores; the first build is also the run of the
+host scenarios that test_scenarios.py asserts on; H4 across the suites is the matrix test's
 (test_scenarios.py), and the pivot of a claim across versions is a unit test's."""
 
 import json
 import shutil
-import time
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from harness.paths import project_root
+from .conftest import evidence, matrix_of
+from .helpers import assert_matrix_left_nothing
 
-from .helpers import assert_matrix_left_nothing, invoke
-
-CLAIMS = str(project_root() / "claims" / "course.yaml")
 HOST_CLAIMS = ["H1", "H2", "H3", "H4", "H5"]
 EDITED_CHECK = "sysctl-reports-missing-key"  # an H1 check: its matched line is edited in the copy
-
-
-def start(*args):
-    return time.monotonic(), invoke("evidence", "--claims", CLAIMS, "--chapter", "host", "--suite", "bookworm", *args)
-
-
-def finish(started, proc, timeout=3600):
-    out, _ = proc.communicate(timeout=timeout)
-    return proc.returncode, out, time.monotonic() - started
-
-
-def evidence(*args, timeout=3600):
-    return finish(*start(*args), timeout=timeout)
 
 
 def snippets(folder):
@@ -40,20 +24,14 @@ def snippets(folder):
 
 
 @pytest.fixture(scope="module")
-def books(tmp_path_factory, libvirt_backend, bookworm_image):
-    """Two real builds of the same book, side by side (each its own pooled lab: one-node host cells
-    overlap well on two cores); then the second written again from its own runs, compared with the
-    first (`--resume --compare`: nothing runs)."""
-    root = tmp_path_factory.mktemp("books")
-    started = time.monotonic()
-    running = [start("--out", str(root / name), "--deadline", "30") for name in ("first", "second")]
-    with ThreadPoolExecutor(2) as pool:  # both outputs read as they come
-        first, built = pool.map(lambda r: finish(*r), running)
-    second = evidence("--out", str(root / "second"), "--resume", "--compare", str(root / "first"), timeout=600)
-    print(f"\nevidence book of the host claims, built twice side by side: {first[2]:.0f} s and {built[2]:.0f} s, "
-          f"compared in {second[2]:.0f} s; {time.monotonic() - started:.0f} s in all")
-    assert built[0] == 0, built[1][-3000:]
-    return root, first, second
+def books(host_book):
+    """The first book is the session's (conftest.py: the host scenarios' run as well); the second
+    is built again, in turn, with nothing changed and compared with the first (`--compare`)."""
+    first, code, out, seconds = host_book
+    root = first.parent
+    second = evidence("--out", str(root / "second"), "--compare", str(first), "--deadline", "30")
+    print(f"\nevidence book of the host claims: built in {seconds:.0f} s, again in {second[2]:.0f} s")
+    return root, (code, out, seconds), second
 
 
 def test_the_host_claims_hold_on_real_guests_and_their_runs_left_nothing(books):
@@ -71,7 +49,7 @@ def test_the_host_claims_hold_on_real_guests_and_their_runs_left_nothing(books):
     h1 = (root / "first" / "snippets" / "H1.md").read_text()
     assert "cannot stat /proc/sys/net/bridge/bridge-nf-call-iptables: No such file or directory" in h1
     assert "command: `sysctl net.bridge.bridge-nf-call-iptables`" in h1
-    assert_matrix_left_nothing(root / "first" / "runs" / "1")
+    assert_matrix_left_nothing(matrix_of(root / "first")[0])
 
 
 def test_built_again_with_nothing_changed_every_snippet_is_the_same(books):
@@ -89,7 +67,7 @@ def test_built_again_with_nothing_changed_every_snippet_is_the_same(books):
     first_runs, second_runs = runs(json.loads((root / "first" / "book.json").read_text())), runs(record)
     assert len(second_runs) == 5 and {status for _, _, status in second_runs} == {"met"}
     assert first_runs.isdisjoint(second_runs)  # runs of its own, not the first book's
-    assert_matrix_left_nothing(root / "second" / "runs" / "1")
+    assert_matrix_left_nothing(matrix_of(root / "second")[0])
 
 
 def test_a_book_from_runs_with_one_matched_line_edited_reports_that_claim_changed(books):

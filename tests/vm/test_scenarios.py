@@ -1,7 +1,8 @@
 """Every host-preparation scenario end to end on real guests, each with its negative control.
 
 The host scenarios are every file under scenarios/ with `install: none` (helpers.py finds
-them): a new one runs here without being listed.
+them). Their run is the session's evidence book of the host claims (conftest.py); a new host
+scenario that no host claim cites fails here, by name, instead of going unrun.
 """
 
 import json
@@ -13,6 +14,7 @@ import pytest
 from harness.artifacts.containerd import CI_CONTAINERD
 from harness.lab import Lab
 
+from .conftest import matrix_of
 from .helpers import (HOST_SCENARIOS, SCENARIOS, assert_matrix_left_nothing, invoke, objects_of,
                       remove_lab_whatever_happened, wait_for)
 
@@ -34,15 +36,17 @@ def failed_checks(record):
 
 
 @pytest.fixture(scope="module")
-def host_matrix(tmp_path_factory, libvirt_backend, bookworm_image):
-    """Every host scenario in one `invoke matrix` cell on bookworm: one pooled lab, booted
-    once and snapshotted; each scenario restores the snapshot (fan-out)."""
-    out = tmp_path_factory.mktemp("host-matrix") / "matrix"
-    proc = invoke("matrix", "--scenario", ",".join(HOST_SCENARIOS), "--suite", "bookworm", "--out", str(out),
-                  "--deadline", "60")
-    text, _ = proc.communicate(timeout=4200)
-    matrix = json.loads((out / "matrix.json").read_text())
-    return out, matrix, proc.returncode, text
+def host_matrix(host_book):
+    """Every host scenario in one `invoke matrix` cell on bookworm: one pooled lab, booted once
+    and snapshotted; each scenario restores the snapshot (fan-out). That matrix is the first
+    repeat of the session's evidence book of the host claims (conftest.py), whose claims cite
+    every host scenario: one run on guests for both."""
+    book, code, text, _ = host_book
+    out, matrix = matrix_of(book)
+    [cell] = matrix["cells"]
+    assert sorted(cell["scenarios"]) == sorted(HOST_SCENARIOS), \
+        "a host scenario no claim of claims/course.yaml's host chapter cites is not run: cite it there"
+    return out, matrix, code, text
 
 
 @pytest.mark.parametrize("name", HOST_SCENARIOS)
@@ -68,8 +72,8 @@ def test_host_scenarios_shared_one_pooled_lab_and_left_nothing(host_matrix):
     [lab] = labs
     assert f"booting pooled lab {lab}" in text
     logs = {n: (out / r["log"]).read_text() for n, r in cell["scenarios"].items()}
-    restored = [n for n in HOST_SCENARIOS if "restore kubelab-fanout-base: done" in logs[n]]
-    assert restored == HOST_SCENARIOS[1:]  # the first run found the lab as its snapshot left it
+    fresh = [n for n in HOST_SCENARIOS if "restore kubelab-fanout-base: done" not in logs[n]]
+    assert len(fresh) == 1, fresh  # the first run found the lab as its snapshot left it; the others restored it
     assert objects_of(lab) == [] and not Lab.path_for(lab).exists()
 
 
