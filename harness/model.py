@@ -81,6 +81,10 @@ class InstallDef:
     # (TCG's 10m0s, or kubeadm's default under KVM: harness/tuning.py)
     kubernetes_api_call: str = ""
 
+    @property
+    def installs_kubernetes(self) -> bool:
+        return self.track != "none"
+
 
 @dataclass(frozen=True)
 class ProbeRef:
@@ -240,6 +244,6 @@ class Scenario:
 
     def with_kubernetes(self, version: str) -> "Scenario":
         """The same scenario on another Kubernetes release (the matrix's row axis)."""
-        if self.install.track == "none":
+        if not self.install.installs_kubernetes:
             raise ValueError(f"scenario {self.name} installs no Kubernetes")
         return replace(self, install=replace(self.install, kubernetes=version))

@@ -35,7 +35,7 @@ class Plan:
         """(Kubernetes row, suite) pairs this proof is observed in; HOST for host-only scenarios."""
         scenario = self.scenarios[proof.scenario]
         suites = self.suites or proof.suites or (scenario.lab.suite,)
-        if scenario.install.track == "none":
+        if not scenario.install.installs_kubernetes:
             return [(HOST, s) for s in suites]
         releases = self.kubernetes or proof.kubernetes or (scenario.install.kubernetes,)
         return [(k, s) for k in releases for s in suites]

@@ -182,7 +182,7 @@ def _proof(f: _File, raw, path, claim_id: str, cache: dict) -> Proof | None:
             known = ", ".join(sorted(p.stem for p in scenarios_dir().glob("*.yaml"))) or "none"
             f.bad(path + ("scenario",), f"found {name!r}; no scenario by that name; scenarios: {known}")
         return None
-    if releases and scenario.install.track == "none":
+    if releases and not scenario.install.installs_kubernetes:
         f.bad(path + ("kubernetes",), f"scenario {name} installs no Kubernetes (install track none); leave out "
                                       "`kubernetes`")
     kinds = _check_kinds(scenario)

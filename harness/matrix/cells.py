@@ -104,8 +104,8 @@ def make_cells(scenarios: dict, kubernetes: tuple[str, ...], suites: tuple[str, 
     for k in kubernetes:
         KubeVersion.parse(k)
     built = tuple(dict.fromkeys(parse(b).lstrip("v") for b in built))
-    host = tuple(n for n, s in scenarios.items() if s.install.track == "none")
-    kube = tuple(n for n, s in scenarios.items() if s.install.track != "none")
+    host = tuple(n for n, s in scenarios.items() if not s.install.installs_kubernetes)
+    kube = tuple(n for n, s in scenarios.items() if s.install.installs_kubernetes)
     columns = [(suite, series(suite), "") for suite in suites] + [(SUITE, b, b) for b in built]
     cells = []
     if host:

@@ -34,7 +34,7 @@ ESTIMATE_MIN = {"host": 4, "kubeadm-1": 20, "kubeadm-2": 35}
 
 
 def estimate_min(scenario) -> int:
-    if scenario.install.track == "none":
+    if not scenario.install.installs_kubernetes:
         return ESTIMATE_MIN["host"]
     return ESTIMATE_MIN["kubeadm-1" if len(scenario.lab.machines) == 1 else "kubeadm-2"]
 

@@ -24,7 +24,7 @@ class Need:
 
 
 def scenario_need(scenario) -> Need:
-    kubernetes = scenario.install.kubernetes if scenario.install.track == "kubeadm" else None
+    kubernetes = scenario.install.kubernetes if scenario.install.installs_kubernetes else None
     overhead = lifecycle.overhead_mib(kubernetes)
     machines = scenario.lab.machines
     return Need(sum(m.memory + overhead for m in machines), sum(m.cpus for m in machines))

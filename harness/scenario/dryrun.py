@@ -13,6 +13,7 @@ from ..images import store
 from ..images.recipe import Recipe
 from ..model import Scenario
 from ..probes.facts import COMMAND as FACTS_COMMAND
+from ..tracks import track_of
 from .plan import plan
 
 
@@ -42,24 +43,7 @@ def host_tuning() -> tuple[tuning.Tuning, str]:
 def install_context(scenario: Scenario, facts: dict | None, tuned: tuning.Tuning | None):
     """What the install track's steps depend on, before a lab exists: placeholders for
     the addresses and the token, the kit's images when it is built."""
-    if scenario.install.track != "kubeadm":
-        return None
-    from ..artifacts import kit as kits
-    from ..artifacts.versions import KubeVersion
-    from ..errors import HarnessError
-    from ..provisioners.kubeadm import InstallContext
-
-    try:
-        kit = kits.load_kit(KubeVersion.parse(scenario.install.kubernetes))
-        pause = next(r for r in kit["kubeadm_images"] if "/pause:" in r)
-    except HarnessError:
-        pause = "registry.k8s.io/pause:<the tag kubeadm lists; `invoke artifacts.build` makes this exact>"
-    roles = scenario.lab.roles()
-    return InstallContext(roles=roles, ips={m: f"<address of {m}>" for m in roles},
-                          facts={m: facts or {} for m in roles}, gateway="<the lab network's host address>",
-                          pause_image=pause, flannel_image=kits.FLANNEL_IMAGE,
-                          flannel_cni_image=kits.FLANNEL_CNI_IMAGE, token="<a new bootstrap token>",
-                          tuning=tuned)
+    return track_of(scenario.install).dry_context(scenario, facts, tuned)
 
 
 def _unbuilt(scenario: Scenario) -> list[str]:
@@ -92,7 +76,7 @@ def plan_lines(scenario: Scenario, suite: str, control: bool = False,
     out.append(f"# facts from the image manifest{built}: " + (
         ", ".join(f"{k} {facts[k]}" for k in ("containerd", "runc", "kernel")) if facts
         else "none (image not built yet): version-dependent steps are shown with their condition"))
-    if scenario.install.track == "kubeadm":
+    if scenario.install.installs_kubernetes:
         out += _unbuilt(scenario)
         if tuned is None:
             tuned, said = host_tuning()
@@ -104,7 +88,7 @@ def plan_lines(scenario: Scenario, suite: str, control: bool = False,
     out += [f"[prepare] {m}: {FACTS_COMMAND}    # facts: versions" for m in machines]
     steps = plan(scenario, scenario.lab.roles(), {m: facts or {} for m in machines}, control,
                  facts_known=facts is not None, install=install_context(scenario, facts, tuned))
-    skipped_install = scenario.install.track == "none"
+    skipped_install = not scenario.install.installs_kubernetes
     for step in steps:
         if skipped_install and step.phase in ("expect", "recover", "verify", "collect"):
             out.append("[install] (skipped: install track `none`)")

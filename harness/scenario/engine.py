@@ -30,6 +30,7 @@ from ..probes.facts import COMMAND as FACTS_COMMAND
 from ..probes.facts import parse as parse_facts
 from ..progress import Progress, one_line
 from ..remote.result import CommandResult
+from ..tracks import track_of
 from .checks import Outcome, evaluate
 from .plan import BOOT_ID, Step, cluster_facts, plan, with_release
 
@@ -110,7 +111,7 @@ class Engine:
     def _skip_reason(self, phase: str) -> str:
         if phase in ("arm", "armed-check") and self.options.control:
             return "control run: no faults"
-        if phase == "install" and self.scenario.install.track == "none":
+        if phase == "install" and not self.scenario.install.installs_kubernetes:
             return "install track `none`"
         return ""
 
@@ -206,31 +207,13 @@ class Engine:
         self.since = time.time()
         roles = {m: self.lab.role(m) for m in self.lab.machines}
         install = None
-        if self.scenario.install.track == "kubeadm":
+        track = track_of(self.scenario.install)
+        if track.installs_kubernetes:
             tuned = self.lab.tuning()  # decided by the lab's measured acceleration (harness/tuning.py)
-            install = self._install_context(roles, tuned)
-            rec.data["install"] = {"track": "kubeadm", "kubernetes": self.scenario.install.kubernetes,
-                                   **tuned.record(),
-                                   "scenario_timeouts": {k: v for k, v in (
-                                       ("kubeletHealthCheck", self.scenario.install.kubelet_health_check),
-                                       ("kubernetesAPICall of the init the fault stops",
-                                        self.scenario.install.kubernetes_api_call)) if v},
-                                   "note": "settings for TCG (harness/tuning.py); empty: upstream's default"
-                                   if tuned.is_tcg else "upstream's defaults: nothing set for the acceleration"}
+            install = track.context(self.scenario, self.lab, roles, self.facts, self.kit, tuned)
+            rec.data["install"] = track.record(self.scenario, tuned)
             rec.save()
         self.steps = plan(self.scenario, roles, self.facts, self.options.control, install=install)
-
-    def _install_context(self, roles, tuned):
-        from ..artifacts import kit as kits
-        from ..artifacts.versions import KubeVersion
-        from ..provisioners.kubeadm import InstallContext, new_token
-
-        kit = self.kit or kits.load_kit(KubeVersion.parse(self.scenario.install.kubernetes))
-        return InstallContext(
-            roles=roles, ips={m: self.lab.ip(m) for m in roles}, facts=self.facts, gateway=self.lab.gateway,
-            pause_image=next(r for r in kit["kubeadm_images"] if "/pause:" in r),
-            flannel_image=kits.FLANNEL_IMAGE, flannel_cni_image=kits.FLANNEL_CNI_IMAGE, token=new_token(),
-            tuning=tuned)
 
     def _run_phase(self, entry) -> None:
         """Execute the plan's steps of the phase that is running, in order."""

@@ -13,6 +13,7 @@ from ..capacity import check_capacity
 from ..lab import Lab, LabSpec, MachineSpec
 from ..machines import accel
 from ..remote.ssh import SshRemote
+from ..tracks import track_of
 
 
 class LabHandle:
@@ -87,7 +88,7 @@ FANOUT_TAG = "kubelab-fanout-base"
 def lab_spec(scenario, suite: str, name: str, backend: str | None = None) -> LabSpec:
     """The lab a scenario asks for (what BackendLabs creates, and what a pool is keyed by)."""
     machines = tuple(MachineSpec(m.name, m.role, m.cpus, m.memory) for m in scenario.lab.machines)
-    kubernetes = f"v{scenario.install.kubernetes}" if scenario.install.track == "kubeadm" else None
+    kubernetes = track_of(scenario.install).node_image_release(scenario.install)
     return LabSpec(name, suite, backend or scenario.lab.backend or "libvirt", machines, kubernetes=kubernetes,
                    network=scenario.lab.network, preload=scenario.install.preload,
                    containerd=scenario.lab.containerd or None)

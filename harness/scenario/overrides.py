@@ -35,7 +35,7 @@ def apply(scenario: Scenario, suite: str | None = None, kubernetes: str | None =
     if kubernetes:
         from ..artifacts.versions import KubeVersion
 
-        if scenario.install.track == "none":
+        if not scenario.install.installs_kubernetes:
             raise UsageError(f"--kubernetes: scenario {scenario.name} is host-only (install track none)")
         scenario = scenario.with_kubernetes(str(KubeVersion.parse(kubernetes)))
     if control and scenario.control_problem():

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from ..faults import make as make_fault
 from ..model import CLUSTER, PHASES, ROLE_SELECTORS, TRACK_PREPARE, Check, Scenario
 from ..probes import make as make_probe
+from ..tracks import track_of
 from .checks import applies, in_ranges
 
 BOOT_ID = "cat /proc/sys/kernel/random/boot_id"
@@ -82,7 +83,7 @@ def targets(selector: str, roles: dict[str, str]) -> list[str]:
 def with_release(scenario: Scenario, facts: dict[str, dict]) -> dict[str, dict]:
     """The machines' facts plus the Kubernetes release the scenario installs, which
     `versions: {kubernetes: ...}` gates read (no guest reports it before the install)."""
-    if scenario.install.track == "none":
+    if not scenario.install.installs_kubernetes:
         return facts
     return {m: {**f, "kubernetes": scenario.install.kubernetes} for m, f in facts.items()}
 
@@ -154,16 +155,15 @@ def plan(scenario: Scenario, roles: dict[str, str], facts: dict[str, dict], cont
     # part of its fault: a control run installs in full
     track = replace(scenario.install, prepare=TRACK_PREPARE, kubernetes_version_in_config=True) \
         if control else scenario.install
-    if scenario.install.track == "kubeadm":
-        from ..provisioners import kubeadm
+    installer = track_of(scenario.install)
 
-        def at_point(when):
-            out = _fault_steps(armed, "install", when)
-            if not control:
-                out += _check_steps("install", "expect", scenario.expect, machines, facts, facts_known, at=when)
-            return out + _check_steps("install", "observe", scenario.observe, machines, facts, facts_known, at=when)
+    def at_point(when):
+        out = _fault_steps(armed, "install", when)
+        if not control:
+            out += _check_steps("install", "expect", scenario.expect, machines, facts, facts_known, at=when)
+        return out + _check_steps("install", "observe", scenario.observe, machines, facts, facts_known, at=when)
 
-        steps += kubeadm.steps(track, install, _track_step("install"), at_point, init_may_fail=init_stops)
+    steps += installer.steps(track, install, _track_step("install"), at_point, init_may_fail=init_stops)
     if not control:
         steps += _check_steps("expect", "expect", scenario.expect, machines, facts, facts_known)
     steps += _check_steps("expect", "observe", scenario.observe, machines, facts, facts_known)
@@ -194,11 +194,9 @@ def plan(scenario: Scenario, roles: dict[str, str], facts: dict[str, dict], cont
                                note=f"{s.name}: {fault.kind}")
                           for fm, fault, _ in faults if fm == m for cmd in fault.recover()]
         if s.action == "reinstall" and not control:  # a control run's install went through
-            from ..provisioners import kubeadm
-
-            # after an init that stopped: from `kubeadm reset` on; after a built cluster: a rebuild
-            steps += kubeadm.reinstall_steps(replace(track, **s.networks), install, _track_step("recover"),
-                                             rebuild=not init_stops, new_ranges=bool(s.networks))
+            # after an init that stopped: the track's reset on; after a built cluster: a rebuild
+            steps += installer.reinstall_steps(replace(track, **s.networks), install, _track_step("recover"),
+                                               rebuild=not init_stops, new_ranges=bool(s.networks))
     rebooted: list[str] = []
     for c in scenario.verify:
         if c.after_reboot:
@@ -223,7 +221,7 @@ def plan(scenario: Scenario, roles: dict[str, str], facts: dict[str, dict], cont
             steps.append(Step("collect", m, "evidence", f"{ev.kind} {ev.what}", ev.command, timeout=60,
                               note=f"evidence: {ev.kind}"))
     # the versions the cluster reports, after the evidence: a reading that breaks cannot cost it
-    if scenario.install.track == "kubeadm":
+    if scenario.install.installs_kubernetes:
         from ..cluster_versions import api
 
         steps.append(Step("collect", CLUSTER, "versions", "cluster versions", api(scenario.install.cni),

@@ -1,0 +1,38 @@
+"""What every install track answers (harness/tracks/__init__.py keeps the registry)."""
+
+from __future__ import annotations
+
+from ..model import InstallDef, Scenario
+
+
+class Track:
+    name = ""
+    installs_kubernetes = True
+    # recover may `reinstall` the cluster, and faults may be armed inside the install
+    # (before-init, before-cni): what the loader allows a scenario on this track
+    reinstalls = False
+    arms_inside_install = False
+
+    def node_image_release(self, install: InstallDef) -> str | None:
+        """The Kubernetes release ("v1.36.3") the lab's node image carries; None: the suite's plain image."""
+        return None
+
+    def record(self, scenario: Scenario, tuned) -> dict | None:
+        """run.json's `install`: what the run installs and under which settings; None: nothing."""
+        return None
+
+    def context(self, scenario: Scenario, lab, roles: dict, facts: dict, kit: dict | None, tuned):
+        """What the steps depend on, from the running lab (addresses, images, tokens)."""
+        return None
+
+    def dry_context(self, scenario: Scenario, facts: dict | None, tuned):
+        """The same before any lab exists: placeholders dry-run prints as they are."""
+        return None
+
+    def steps(self, install: InstallDef, ctx, make_step, at_point, init_may_fail: bool = False) -> list:
+        """The install phase's steps; `at_point(when)` gives the fault and check steps armed at a
+        point inside the install (before-init, before-cni)."""
+        return []
+
+    def reinstall_steps(self, install: InstallDef, ctx, make_step, rebuild: bool, new_ranges: bool) -> list:
+        raise NotImplementedError(f"install track `{self.name}` cannot reinstall")

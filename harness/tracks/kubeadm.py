@@ -1,0 +1,65 @@
+"""The kubeadm track: harness/provisioners/kubeadm.py's steps, with the context and record
+the engine and dry-run ask the track for."""
+
+from __future__ import annotations
+
+from ..model import InstallDef, Scenario
+from .base import Track
+
+
+class KubeadmTrack(Track):
+    name = "kubeadm"
+    reinstalls = True
+    arms_inside_install = True
+
+    def node_image_release(self, install: InstallDef) -> str | None:
+        return f"v{install.kubernetes}"
+
+    def record(self, scenario: Scenario, tuned) -> dict:
+        install = scenario.install
+        return {"track": self.name, "kubernetes": install.kubernetes, **tuned.record(),
+                "scenario_timeouts": {k: v for k, v in (
+                    ("kubeletHealthCheck", install.kubelet_health_check),
+                    ("kubernetesAPICall of the init the fault stops", install.kubernetes_api_call)) if v},
+                "note": "settings for TCG (harness/tuning.py); empty: upstream's default"
+                if tuned.is_tcg else "upstream's defaults: nothing set for the acceleration"}
+
+    def context(self, scenario: Scenario, lab, roles: dict, facts: dict, kit: dict | None, tuned):
+        from ..artifacts import kit as kits
+        from ..artifacts.versions import KubeVersion
+        from ..provisioners.kubeadm import InstallContext, new_token
+
+        kit = kit or kits.load_kit(KubeVersion.parse(scenario.install.kubernetes))
+        return InstallContext(
+            roles=roles, ips={m: lab.ip(m) for m in roles}, facts=facts, gateway=lab.gateway,
+            pause_image=next(r for r in kit["kubeadm_images"] if "/pause:" in r),
+            flannel_image=kits.FLANNEL_IMAGE, flannel_cni_image=kits.FLANNEL_CNI_IMAGE, token=new_token(),
+            tuning=tuned)
+
+    def dry_context(self, scenario: Scenario, facts: dict | None, tuned):
+        from ..artifacts import kit as kits
+        from ..artifacts.versions import KubeVersion
+        from ..errors import HarnessError
+        from ..provisioners.kubeadm import InstallContext
+
+        try:
+            kit = kits.load_kit(KubeVersion.parse(scenario.install.kubernetes))
+            pause = next(r for r in kit["kubeadm_images"] if "/pause:" in r)
+        except HarnessError:
+            pause = "registry.k8s.io/pause:<the tag kubeadm lists; `invoke artifacts.build` makes this exact>"
+        roles = scenario.lab.roles()
+        return InstallContext(roles=roles, ips={m: f"<address of {m}>" for m in roles},
+                              facts={m: facts or {} for m in roles}, gateway="<the lab network's host address>",
+                              pause_image=pause, flannel_image=kits.FLANNEL_IMAGE,
+                              flannel_cni_image=kits.FLANNEL_CNI_IMAGE, token="<a new bootstrap token>",
+                              tuning=tuned)
+
+    def steps(self, install: InstallDef, ctx, make_step, at_point, init_may_fail: bool = False) -> list:
+        from ..provisioners import kubeadm
+
+        return kubeadm.steps(install, ctx, make_step, at_point, init_may_fail=init_may_fail)
+
+    def reinstall_steps(self, install: InstallDef, ctx, make_step, rebuild: bool, new_ranges: bool) -> list:
+        from ..provisioners import kubeadm
+
+        return kubeadm.reinstall_steps(install, ctx, make_step, rebuild=rebuild, new_ranges=new_ranges)
