@@ -1,7 +1,7 @@
 """The ansible-playbook command a kubespray install runs on the host, as data.
 
-A future host-side plan step executes exactly this and `--dry-run` prints it
-(`shown()`): the venv's ansible-playbook, the generated inventory, the two
+A host-side plan step executes exactly this (harness/host_command.py) and
+`--dry-run` prints it (`shown()`): the venv's ansible-playbook, the generated inventory, the two
 extra-vars files, the playbook, and the environment kubelab sets on top of
 the host's.
 
@@ -28,41 +28,16 @@ ask for become themselves; pass become=True for any other user.
 
 from __future__ import annotations
 
-import os
-import shlex
-from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..host_command import HostCommand
 from .inventory import ssh_environment
-
-
-@dataclass(frozen=True)
-class PlaybookCommand:
-    argv: tuple[str, ...]
-    cwd: Path
-    env: dict[str, str] = field(default_factory=dict)  # what kubelab adds to the host's environment
-    path_prefix: str = ""                                 # put before the host's PATH
-
-    def shown(self) -> str:
-        """One line for dry-run and the step log: `cd DIR && K=V ... ansible-playbook ...`."""
-        env = [f"{k}={shlex.quote(v)}" for k, v in sorted(self.env.items())]
-        if self.path_prefix:
-            env.append(f'PATH={shlex.quote(self.path_prefix)}:"$PATH"')
-        return f"cd {shlex.quote(str(self.cwd))} && {' '.join(env)} {shlex.join(self.argv)}"
-
-    def environment(self, base: dict[str, str] | None = None) -> dict[str, str]:
-        """The full environment to run with: the host's (or `base`) plus kubelab's."""
-        out = dict(os.environ if base is None else base)
-        out.update(self.env)
-        if self.path_prefix:
-            out["PATH"] = f"{self.path_prefix}:{out['PATH']}" if out.get("PATH") else self.path_prefix
-        return out
 
 
 def playbook_command(*, venv_bin: Path, checkout: Path, inventory: Path, vars_file: Path,
                      checksums_file: Path, known_hosts: Path, fact_cache: Path, control_dir: Path,
                      playbook: str = "cluster.yml", become: bool = False,
-                     tags: tuple[str, ...] = (), skip_tags: tuple[str, ...] = ()) -> PlaybookCommand:
+                     tags: tuple[str, ...] = (), skip_tags: tuple[str, ...] = ()) -> HostCommand:
     """The command for `playbook` of the checkout against the lab in `inventory`."""
     argv = [str(venv_bin / "ansible-playbook"), "-i", str(inventory),
             "-e", f"@{vars_file}", "-e", f"@{checksums_file}"]
@@ -81,4 +56,4 @@ def playbook_command(*, venv_bin: Path, checkout: Path, inventory: Path, vars_fi
         "VIRTUAL_ENV": str(venv_bin.parent),
         **ssh_environment(ansible_cfg.read_text(), known_hosts),
     }
-    return PlaybookCommand(argv=tuple(argv), cwd=checkout, env=env, path_prefix=str(venv_bin))
+    return HostCommand(argv=tuple(argv), cwd=checkout, env=env, path_prefix=str(venv_bin))

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from .. import signals
+from .. import host_command, signals
 from ..errors import HarnessError, MachineTimeout, PhaseError
 from ..facts import derive as derive_facts
 from ..evidence.record import RunRecord
@@ -29,6 +29,7 @@ from ..probes import make as make_probe
 from ..probes.facts import COMMAND as FACTS_COMMAND
 from ..probes.facts import parse as parse_facts
 from ..progress import Progress, one_line
+from ..host_command import HOST
 from ..remote.result import CommandResult
 from ..tracks import track_of
 from .checks import Outcome, evaluate
@@ -225,7 +226,7 @@ class Engine:
             if not_armed and phase != "armed-check":  # a fault armed inside install did not take: stop here
                 break
             step = self._filled(step)
-            if step.action in ("run", "write", "fetch", "reboot", "power-cycle"):
+            if step.action in ("run", "write", "fetch", "host-run", "reboot", "power-cycle"):
                 with self._doing(step):
                     self._act(step)
             elif step.action == "not-applicable" and step.check is None:
@@ -247,6 +248,8 @@ class Engine:
             self._run_step(step)
         elif step.action == "fetch":
             self._fetch(step)
+        elif step.action == "host-run":
+            self._host_run(step)
         elif step.action == "reboot":
             self._reboot(step)
         elif step.action == "power-cycle":
@@ -285,6 +288,22 @@ class Engine:
                 raise PhaseError(f"{step.phase}: `{step.command}` on {step.machine}: its output has no "
                                  f"{pattern!r} (for @@{name}@@)" + result.tail_block(8))
             self.captured[name] = m.group(1)
+
+    def _host_run(self, step: Step) -> None:
+        """A command on the host (kubespray's ansible-playbook): its play and task names as the
+        live detail, its whole output in the record; stopped with its children at the timeout."""
+        def said(line: str) -> None:
+            if line.startswith(("PLAY [", "TASK [", "RUNNING HANDLER [")):
+                self.progress.update(line.rstrip(" *"))
+
+        result = host_command.run(step.host, step.timeout, on_line=said)
+        self.record.step(step.phase, step.name, HOST, result)
+        if result.exit_code is None:
+            raise PhaseError(f"{step.phase}: {step.name} on the host did not finish within {step.timeout:g}s "
+                             "(stopped with its children)" + result.tail_block(8))
+        if not result.ok and not step.may_fail:
+            raise PhaseError(f"{step.phase}: {step.name} on the host exited {result.exit_code}"
+                             + result.tail_block(12))
 
     def _filled(self, step: Step) -> Step:
         """@@name@@ in a command or file content, filled with what an earlier step printed."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ..faults import make as make_fault
+from ..host_command import HOST, HostCommand
 from ..model import CLUSTER, PHASES, ROLE_SELECTORS, TRACK_PREPARE, Check, Scenario
 from ..probes import make as make_probe
 from ..tracks import track_of
@@ -27,7 +28,7 @@ CLUSTER_VERSIONS_TIMEOUT = 60.0  # an API server restarting under TCG answers wi
 class Step:
     phase: str
     machine: str
-    action: str  # run | write | fetch | check | verify-layer | reboot | power-cycle | evidence | versions | not-applicable
+    action: str  # run | write | fetch | host-run | check | verify-layer | reboot | power-cycle | evidence | versions | not-applicable
     name: str
     command: str = ""  # run, write, fetch and evidence: the command; check: the probe's command; power-cycle: kernel args
     check: Check | None = None
@@ -37,6 +38,7 @@ class Step:
     content: str = ""  # write: what goes on the command's stdin
     capture: tuple[tuple[str, str], ...] = ()  # (name, regex): values read from this step's output
     may_fail: bool = False  # a non-zero exit is recorded, not a harness failure (an init the fault stops)
+    host: HostCommand | None = None  # host-run: the command run on the host (machine `host`), not in a guest
 
     def commands(self) -> list[str]:
         """What the machine receives, in order (a check repeats its one command while it polls)."""
@@ -44,7 +46,7 @@ class Step:
             return [BOOT_ID, "systemctl reboot", BOOT_ID]
         if self.action in ("not-applicable", "power-cycle"):  # a power cycle goes through the backend
             return []
-        if self.action == "verify-layer":  # a layer's node commands depend on what the cluster says
+        if self.action in ("verify-layer", "host-run"):  # read from the cluster / run on the host, not sent
             return []
         return [self.command]
 
@@ -55,6 +57,8 @@ class Step:
             return f"[{self.phase}] {self.machine}: systemctl reboot    # {self.name}: then wait for a new boot id"
         if self.action == "verify-layer":
             return f"[{self.phase}] cluster: verify layer {self.name}    # reads {self.command}"
+        if self.action == "host-run":
+            return f"[{self.phase}] {HOST}: {self.host.shown()}    # {self.note or self.name}, up to {self.timeout:g}s"
         if self.action == "power-cycle":
             args = f", once with kernel arguments `{self.command}`" if self.command else ""
             return f"[{self.phase}] {self.machine}: (backend) power off, boot{args}    # {self.name}: then wait for SSH"
