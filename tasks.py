@@ -290,7 +290,8 @@ def scenario_run(c, name, suite=None, keep=False, control=False, dry_run=False, 
     """Run a scenario: inject, observe the failure, recover, verify, report. Exit 0/1/2."""
     from harness.evidence.record import check_runs_dir
     from harness.scenario import overrides
-    from harness.scenario.load import find, load
+    from harness.scenario.files import find
+    from harness.scenario.load import load
 
     asked = overrides.apply(load(find(name)), suite, kubernetes, containerd, control)
     scenario, suite = asked.scenario, asked.suite
@@ -321,7 +322,7 @@ def scenario_lint(c, files=None, claims=None):
     """Validate scenario and claims files; report every problem with file, line and field."""
     from harness.evidence.claims import all_files as claims_files
     from harness.scenario.lint_files import lint
-    from harness.scenario.load import all_files
+    from harness.scenario.files import all_files
 
     linted = lint(files or all_files(), claims_files() + list(claims or []))
     for w in linted.warnings:

@@ -22,7 +22,8 @@ from harness import host
 from harness.cluster import ClusterClient
 from harness.progress import Progress
 from harness.scenario.engine import Engine, Options
-from harness.scenario.load import find, load
+from harness.scenario.files import find
+from harness.scenario.load import load
 
 
 class MeteredCluster:

@@ -59,7 +59,8 @@ def main() -> None:
     from harness.progress import Progress
     from harness.scenario.engine import Engine, Options
     from harness.scenario.labs import BackendLabs
-    from harness.scenario.load import find, load
+    from harness.scenario.files import find
+    from harness.scenario.load import load
 
     host.prepare(log=lambda m: None)
     with TemporaryDirectory() as runs:

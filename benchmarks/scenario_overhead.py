@@ -27,7 +27,8 @@ from harness.remote.ssh import SshRemote
 from harness.scenario.checks import evaluate
 from harness.scenario.engine import Engine, Options
 from harness.scenario.labs import BackendLabs
-from harness.scenario.load import find, load
+from harness.scenario.files import find
+from harness.scenario.load import load
 from harness.model import Check, ProbeRef
 
 

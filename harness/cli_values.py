@@ -31,7 +31,7 @@ def containerd_release(text: str) -> str:
 def scenario_name(text: str) -> str:
     """A scenario's name (scenarios/NAME.yaml) or path, as given, if the file is there."""
     from .errors import ScenarioError
-    from .scenario.load import find
+    from .scenario.files import find
 
     try:
         find(text)
@@ -47,7 +47,7 @@ def existing_lab(text: str) -> str:
 
 
 def first_scenario() -> str | None:
-    from .scenario.load import all_files
+    from .scenario.files import all_files
 
     files = all_files()
     return files[0].stem if files else None

@@ -24,7 +24,7 @@ from pathlib import Path
 from ..errors import ClaimsError, HarnessError, YamlProblem
 from ..model import API_VERSION, Scenario
 from ..paths import project_root
-from ..scenario.load import CLAIM_RE
+from ..scenario.checker import CLAIM_RE
 from ..scenario.yamlsrc import Source, format_path, read
 
 KIND = "Claims"
@@ -131,7 +131,8 @@ def _show(value) -> str:
 
 def _scenario(name: str, cache: dict, problems: list[str]) -> Scenario | None:
     """A cited scenario, loaded once; its own problems join the list (None: missing or broken)."""
-    from ..scenario.load import find, load_into
+    from ..scenario.files import find
+    from ..scenario.load import load_into
 
     if name not in cache:
         try:
@@ -157,7 +158,7 @@ def _check_kinds(scenario: Scenario) -> dict[str, str]:
 def _proof(f: _File, raw, path, claim_id: str, cache: dict) -> Proof | None:
     from ..artifacts.versions import KubeVersion
     from ..images.recipe import SUITES
-    from ..scenario.load import scenarios_dir
+    from ..scenario.files import scenarios_dir
 
     m = f.mapping(raw, path, ("scenario",), PROOF_KEYS[1:])
     name = f.text(m.get("scenario"), path + ("scenario",), "a scenario name") if "scenario" in m else ""
@@ -325,7 +326,7 @@ def load(paths: list[Path], all_scenarios: bool = False) -> ClaimSet:
             seen[claim.id] = claim.where
             claims.append(claim)
     if all_scenarios:
-        from ..scenario.load import all_files as scenario_files
+        from ..scenario.files import all_files as scenario_files
 
         for p in scenario_files():
             _scenario(p.stem, cache, [])  # their own problems are lint's to report, once

@@ -23,7 +23,8 @@ def from_options(scenario_names: tuple[str, ...], kubernetes: tuple[str, ...], s
     with containerd releases (then every column is built from source). Versions as typed
     (1.36.3, 2.2.9)."""
     from ..artifacts.versions import DEFAULT_KUBERNETES
-    from ..scenario.load import find, load
+    from ..scenario.files import find
+    from ..scenario.load import load
 
     scenarios = {}
     for name in scenario_names:

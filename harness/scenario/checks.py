@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from .. import signals
 from ..probes import Context, Probe, Reading, make
 from ..probes.facts import numeric
-from .load import parse_range
+from .checker import parse_range
 from ..model import NOT_SET, Check
 
 POLL = 0.25

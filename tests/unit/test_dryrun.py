@@ -13,7 +13,8 @@ from harness.probes.facts import parse as parse_facts
 from harness.remote.result import CommandResult
 from harness.scenario import dryrun
 from harness.scenario.engine import Engine, Options
-from harness.scenario.load import all_files, find, load
+from harness.scenario.files import all_files, find
+from harness.scenario.load import load
 from harness.scenario.plan import BOOT_ID
 from tests.unit.test_engine import BOOKWORM_FACTS, SID_FACTS, FakeClock, FakeLab, FakeLabs
 

@@ -8,7 +8,8 @@ import pytest
 from harness.errors import ScenarioError
 from harness.facts import NO_FAULT, UNKNOWN, derive
 from harness.model import FactDef
-from harness.scenario.load import find, load
+from harness.scenario.files import find
+from harness.scenario.load import load
 
 
 def obs(check, met, value=None, after=0.0, probe="sysctl net.ipv4.ip_forward"):

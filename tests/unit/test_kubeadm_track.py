@@ -16,7 +16,8 @@ from harness.probes.facts import parse as parse_facts
 from harness.remote.result import CommandResult
 from harness.scenario import dryrun
 from harness.scenario.engine import Engine, Options
-from harness.scenario.load import all_files, find, load
+from harness.scenario.files import all_files, find
+from harness.scenario.load import load
 from harness.scenario.plan import BOOT_ID
 from tests.unit.test_cluster_probes import CONTROL_PLANE_PODS, FakeCluster, node, pod
 from tests.unit.test_dryrun import assert_sent_as_printed

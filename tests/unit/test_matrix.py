@@ -15,7 +15,8 @@ from harness.errors import UsageError
 from harness.matrix import cells as cellmod
 from harness.matrix import export, report, run, schedule
 from harness.matrix.cells import HOST, Cell, make_cells, support
-from harness.scenario.load import find, load
+from harness.scenario.files import find
+from harness.scenario.load import load
 from tests.conftest import unavailable
 
 

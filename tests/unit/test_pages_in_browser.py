@@ -20,7 +20,8 @@ import pytest
 from harness.evidence.render import write_reports
 from harness.matrix import run
 from harness.matrix.cells import HOST, Cell
-from harness.scenario.load import find, load
+from harness.scenario.files import find
+from harness.scenario.load import load
 from tests.conftest import unavailable
 from tests.unit.fake_scenario import host_run
 

@@ -163,7 +163,8 @@ def test_lab_up_builds_a_missing_kit_before_the_node_image(monkeypatch):
 def test_dry_run_says_the_run_builds_the_kit_first(monkeypatch):
     from harness import tuning
     from harness.scenario import dryrun
-    from harness.scenario.load import find, load
+    from harness.scenario.files import find
+    from harness.scenario.load import load
 
     monkeypatch.setattr(dryrun, "image_facts", lambda suite, containerd="": None)
     scenario = load(find("flannel-no-brnetfilter"))

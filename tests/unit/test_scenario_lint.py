@@ -18,7 +18,8 @@ from harness.faults import FAULTS
 from harness.paths import project_root
 from harness.probes import PROBES
 from harness.errors import ScenarioError
-from harness.scenario.load import all_files, load, load_into
+from harness.scenario.files import all_files
+from harness.scenario.load import load, load_into
 
 FAULT_KINDS = ", ".join(FAULTS)
 PROBE_KINDS = ", ".join(PROBES)
@@ -1179,7 +1180,7 @@ def test_a_rebuild_that_still_overlaps_is_warned_about_even_when_the_overlap_is_
 
 
 def test_a_lab_network_that_is_the_fault_has_no_control_run(tmp_path):
-    from harness.scenario.load import find
+    from harness.scenario.files import find
 
     assert "its control is kubeadm-baseline" in load(find("cidr-overlap-10-244")).control_problem()
     assert load(find("flannel-no-brnetfilter")).control_problem() == ""

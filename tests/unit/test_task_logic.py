@@ -19,7 +19,8 @@ from harness.remote.interactive import ssh_argv, write_known_hosts
 from harness.remote.ssh import SshTarget
 from harness.scenario import overrides
 from harness.scenario.lint_files import lint
-from harness.scenario.load import find, load
+from harness.scenario.files import find
+from harness.scenario.load import load
 
 
 # -- images.prune ---------------------------------------------------------------

@@ -11,7 +11,8 @@ from harness import tuning
 from harness.machines import accel
 from harness.scenario import dryrun
 from harness.scenario.engine import Engine, Options
-from harness.scenario.load import find, load
+from harness.scenario.files import find
+from harness.scenario.load import load
 from harness.scenario.plan import plan
 from tests.unit.test_engine import FakeClock
 from tests.unit.test_dryrun import assert_sent_as_printed

@@ -10,7 +10,8 @@ import pytest
 
 from harness.machines.libvirt import LibvirtBackend, lab_of
 from harness.paths import project_root
-from harness.scenario.load import all_files, load
+from harness.scenario.files import all_files
+from harness.scenario.load import load
 
 # Every scenario file under scenarios/, found there (a new file runs without being listed here).
 # The kind follows its install track: host scenarios install no Kubernetes, cluster ones do.

@@ -1,0 +1,95 @@
+"""The install section: which track, and the kubeadm track's release, ranges, CNI,
+preparation and timeouts, with what it asks of the lab's machines."""
+
+from __future__ import annotations
+
+import re
+
+from ..errors import HarnessError
+from ..model import DEFAULT_POD_CIDR, DEFAULT_SERVICE_CIDR, INSTALL_TRACKS, InstallDef, LabDef
+from .checker import Checker, read_versions, show
+from .overlap import is_cidr
+
+IMPLEMENTED_TRACKS = ("none", "kubeadm")
+INSTALL_KEYS = ("track", "kubernetes", "pod_cidr", "service_cidr", "cni", "prepare", "kubernetes_version_in_config",
+                "preload", "init_fails", "kubelet_health_check", "kubernetes_api_call")
+GO_DURATION_RE = re.compile(r"^(?=\d)(\d+h)?(\d+m)?(\d+s)?$")  # what kubeadm's timeouts take, e.g. 1m30s
+PREPARE_ITEMS = ("ip_forward", "br_netfilter")
+CNIS = ("flannel", "none")
+
+
+def read_install(c: Checker, raw, path, lab: LabDef | None) -> InstallDef:
+    if raw is None or raw == "none":
+        return InstallDef()
+    if isinstance(raw, str):
+        if raw not in INSTALL_TRACKS:
+            c.bad(path, f"found {show(raw)}; allowed: none, or a mapping with track: {', '.join(IMPLEMENTED_TRACKS[1:])}")
+        else:
+            c.bad(path, f"found {raw!r}; allowed: none, or a mapping like {{track: {raw}, kubernetes: <version>}}")
+        return InstallDef()
+    m = c.mapping(raw, path, required=("track",), optional=INSTALL_KEYS[1:])
+    if m is None:
+        return InstallDef()
+    track = m.get("track")
+    if track not in INSTALL_TRACKS:
+        c.bad(path + ("track",), f"found {show(track)}; allowed: {', '.join(INSTALL_TRACKS)}")
+        return InstallDef()
+    if track not in IMPLEMENTED_TRACKS:
+        c.bad(path + ("track",), f"found {track!r}; the {track} track is not available in this kubelab yet; "
+                                 f"allowed now: {', '.join(IMPLEMENTED_TRACKS)}")
+        return InstallDef()
+    if track == "none":
+        return InstallDef()
+    from ..artifacts.versions import DEFAULT_KUBERNETES, KubeVersion
+
+    version = str(m.get("kubernetes", DEFAULT_KUBERNETES))
+    try:
+        KubeVersion.parse(version).check_supported()
+    except HarnessError as exc:
+        c.bad(path + ("kubernetes",), f"found {show(m.get('kubernetes'))}; {str(exc).split(': ', 1)[-1]}")
+    cidrs = {}
+    for key, default in (("pod_cidr", DEFAULT_POD_CIDR), ("service_cidr", DEFAULT_SERVICE_CIDR)):
+        cidrs[key] = str(m.get(key, default))
+        if not is_cidr(cidrs[key]):
+            c.bad(path + (key,), f"found {show(m.get(key))}; allowed: an IPv4 network like {default}")
+    cni = m.get("cni", "flannel")
+    if cni not in CNIS:
+        c.bad(path + ("cni",), f"found {show(cni)}; allowed: {', '.join(CNIS)}")
+    prepare = m.get("prepare", list(PREPARE_ITEMS))
+    if not isinstance(prepare, list) or any(p not in PREPARE_ITEMS for p in prepare):
+        c.bad(path + ("prepare",), f"found {show(prepare)}; allowed: a list of {', '.join(PREPARE_ITEMS)} (or [])")
+        prepare = list(PREPARE_ITEMS)
+    pinned = m.get("kubernetes_version_in_config", True)
+    preload = m.get("preload", True)
+    init_fails = m.get("init_fails", False)
+    for key, value in (("kubernetes_version_in_config", pinned), ("preload", preload)):
+        if not isinstance(value, bool):
+            c.bad(path + (key,), f"found {show(value)}; allowed: true or false")
+    init_fails_versions = {}
+    if isinstance(init_fails, dict):  # only where these versions are found
+        init_fails_versions = read_versions(c, init_fails, path + ("init_fails",))
+        init_fails = True
+    elif not isinstance(init_fails, bool):
+        c.bad(path + ("init_fails",), f"found {show(init_fails)}; allowed: true, false, or a version range "
+                                      "like {containerd: \"<2.0\"} where init is expected to stop")
+    durations = {}
+    for key in ("kubelet_health_check", "kubernetes_api_call"):
+        durations[key] = m.get(key, "")
+        if durations[key] != "" and not (isinstance(durations[key], str) and GO_DURATION_RE.match(durations[key])):
+            c.bad(path + (key,), f"found {show(durations[key])}; allowed: a duration like 40s or 1m30s")
+            durations[key] = ""
+    if durations["kubernetes_api_call"] and init_fails is False:
+        c.bad(path + ("kubernetes_api_call",), "applies only to an init the fault stops; set `init_fails` too, "
+                                               "or leave it out (the track's value holds: harness/tuning.py)")
+    if lab is not None:
+        planes = [x.name for x in lab.machines if x.role == "control-plane"]
+        others = [x.name for x in lab.machines if x.role not in ("control-plane", "worker")]
+        if len(planes) != 1:
+            c.bad(("lab", "machines"), f"the {track} track needs exactly one machine with role control-plane; "
+                                       f"found {len(planes)}")
+        if others:
+            c.bad(("lab", "machines"), f"the {track} track takes roles control-plane and worker; "
+                                       f"{', '.join(others)} {'has' if len(others) == 1 else 'have'} another")
+    return InstallDef(track, version, cidrs["pod_cidr"], cidrs["service_cidr"], cni if cni in CNIS else "flannel",
+                      tuple(prepare), pinned is not False, preload is not False, init_fails is True,
+                      durations["kubelet_health_check"], init_fails_versions, durations["kubernetes_api_call"])
