@@ -7,10 +7,11 @@ import re
 
 from ..errors import HarnessError
 from ..model import DEFAULT_POD_CIDR, DEFAULT_SERVICE_CIDR, INSTALL_TRACKS, InstallDef, LabDef
+from ..tracks import TRACKS
 from .checker import Checker, read_versions, show
 from .overlap import is_cidr
 
-IMPLEMENTED_TRACKS = ("none", "kubeadm")
+IMPLEMENTED_TRACKS = tuple(TRACKS)  # the registry's (harness/tracks)
 INSTALL_KEYS = ("track", "kubernetes", "pod_cidr", "service_cidr", "cni", "prepare", "kubernetes_version_in_config",
                 "preload", "init_fails", "kubelet_health_check", "kubernetes_api_call")
 GO_DURATION_RE = re.compile(r"^(?=\d)(\d+h)?(\d+m)?(\d+s)?$")  # what kubeadm's timeouts take, e.g. 1m30s

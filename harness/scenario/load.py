@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ..errors import ScenarioError
 from ..model import API_VERSION, FAULT_PHASES, KIND, Scenario
+from ..tracks import TRACKS, track_of
 from .checker import Checker, show
 from .imports import substitute, with_imports
 from .install_rules import read_install
@@ -26,6 +27,11 @@ from .schema_lab import read_lab
 from .schema_records import read_evidence, read_facts
 from .schema_steps import read_faults, read_steps
 from .yamlsrc import Source
+
+
+def _tracks(can: str) -> str:
+    """The names of the tracks that can do something (`reinstalls`), for a problem's text."""
+    return " or ".join(n for n, t in TRACKS.items() if getattr(t, can))
 
 
 def validate(src: Source, path: Path, problems: list[str], claim_ids: set | None = None,
@@ -51,6 +57,7 @@ def validate(src: Source, path: Path, problems: list[str], claim_ids: set | None
     summary = c.string(top.get("summary"), ("summary",)) if "summary" in top else None
     lab = read_lab(c, top.get("lab"), ("lab",)) if "lab" in top else None
     install = read_install(c, top.get("install"), ("install",), lab)
+    track = track_of(install)  # read_install gives an implemented track, or none
     faults = read_faults(c, top.get("faults"), ("faults",))
     expect = read_checks(c, top.get("expect"), ("expect",), "expect")
     recover = read_steps(c, top.get("recover"), ("recover",))
@@ -59,8 +66,9 @@ def validate(src: Source, path: Path, problems: list[str], claim_ids: set | None
     evidence = read_evidence(c, top.get("evidence"), ("evidence",))
     facts = read_facts(c, top.get("facts"), ("facts",), {x.name for x in expect + verify + observe})
     for i, f in enumerate(faults):
-        if f.phase in FAULT_PHASES[1:] and install.track != "kubeadm":
-            c.bad(("faults", i, "phase"), f"found {f.phase!r}; allowed without the kubeadm track: before-install")
+        if f.phase in FAULT_PHASES[1:] and not track.arms_inside_install:
+            c.bad(("faults", i, "phase"), f"found {f.phase!r}; allowed without the {_tracks('arms_inside_install')} "
+                                          "track: before-install")
     if faults and not expect and not top.get("expect"):
         c.bad(("expect",), "a scenario with faults needs at least one expectation (what the fault looks like)")
     raw_recover = top.get("recover") if isinstance(top.get("recover"), list) else []
@@ -77,8 +85,9 @@ def validate(src: Source, path: Path, problems: list[str], claim_ids: set | None
                     c.bad((section, i, "versions", "kubernetes"), "this scenario installs no Kubernetes "
                           "(`install.track: none`); gate on containerd, runc, kernel or systemd")
     for i in reinstalls:
-        if install.track != "kubeadm":
-            c.bad(("recover", i, "reinstall"), "allowed only with the kubeadm track (`install.track: kubeadm`)")
+        if not track.reinstalls:
+            names = _tracks("reinstalls")
+            c.bad(("recover", i, "reinstall"), f"allowed only with the {names} track (`install.track: {names}`)")
     ci = top.get("ci", False)
     if not isinstance(ci, bool):
         c.bad(("ci",), f"found {show(ci)}; allowed: true or false")

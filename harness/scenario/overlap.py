@@ -13,7 +13,7 @@ def overlap_warnings(c: Checker, lab: LabDef, install: InstallDef, recover=()) -
     A rebuild's ranges are held to it always: a rebuild is how an overlap is undone."""
     import ipaddress
 
-    if not lab.network or install.track == "none":
+    if not lab.network or not install.installs_kubernetes:
         return []
     out = []
     net = ipaddress.ip_network(lab.network)

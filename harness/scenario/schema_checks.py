@@ -133,7 +133,7 @@ def read_verify(c: Checker, raw, install: InstallDef) -> tuple[tuple[Check, ...]
             layers += [n for n in layers_of.chosen(m["layers"]) if n not in layers]
         except ValueError as exc:
             c.bad(("verify", i, "layers"), str(exc))
-        if install.track == "none":
+        if not install.installs_kubernetes:
             c.bad(("verify", i, "layers"), "the layers check a Kubernetes cluster; this scenario installs none "
                                            "(`install.track: none`)")
     return read_checks(c, raw, ("verify",), "verify", checks), tuple(n for n in layers_of.LAYERS if n in layers)

@@ -63,6 +63,9 @@ def test_at_the_timeout_the_command_and_its_children_are_stopped(tmp_path):
 def test_an_interrupt_stops_the_command_and_its_children_then_goes_on_up(tmp_path):
     pidfile = tmp_path / "child"
     script = f'sleep 300 & echo $! > {pidfile}; wait'
+    # Python's own SIGINT handler: kubelab's (harness/signals.py) would remember the stop for
+    # the tests after this one
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
     timer = threading.Timer(1.5, lambda: os.kill(os.getpid(), signal.SIGINT))
     timer.start()
     try:
@@ -70,6 +73,7 @@ def test_an_interrupt_stops_the_command_and_its_children_then_goes_on_up(tmp_pat
             run(shell(script, tmp_path), timeout=120)
     finally:
         timer.cancel()
+        signal.signal(signal.SIGINT, before)
     child = int(pidfile.read_text())
     for _ in range(50):
         if not alive(child):
