@@ -42,9 +42,13 @@ class VagrantBackend(LibvirtBackend):
                 "seed": str(self.pool_dir(pool) / f"{m['domain']}.seed"),
             })
         net = lab.state["network"]
+        tuned = tuning.for_lab(lab.state)
+        tcg = verdict.domain_type == "qemu"
         return {
             "lab": lab.name, "box": box, "driver": verdict.domain_type, "pool": "kubelab",
-            "cmdline": tuning.for_lab(lab.state).cmdline(cmdline),
+            "cmdline": tuned.cmdline(cmdline),
+            # as the libvirt backend's domains: QEMU's translation cache, TCG only (0: not set)
+            "tb_cache_mib": tuned.tb_cache(kubernetes=bool(lab.state.get("kubernetes"))) if tcg else 0,
             "domain_prefix": f"kubelab-{lab.name}.", "client_key": str(lab.client_key),
             "network": {"name": net["name"], "subnet": net["subnet"]},
             "boot_timeout": int(BOOT_TIMEOUT), "machines": machines,

@@ -3,6 +3,7 @@
 import json
 import os
 import subprocess
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from harness.paths import project_root
@@ -18,7 +19,7 @@ def ruby() -> str:
 TOPOLOGY = {
     "lab": "demo", "box": "kubelab-debian-bookworm-49d212a2d7da", "driver": "qemu", "pool": "kubelab",
     "cmdline": "root=/dev/vda rw console=ttyS0 clocksource=tsc tsc=reliable",
-    "domain_prefix": "kubelab-demo.", "client_key": "/labs/demo/keys/id_ed25519",
+    "tb_cache_mib": 128, "domain_prefix": "kubelab-demo.", "client_key": "/labs/demo/keys/id_ed25519",
     "network": {"name": "kubelab-demo", "subnet": "192.168.101.0/24"}, "boot_timeout": 300,
     "machines": [
         {"name": "node1", "role": "node", "cpus": 1, "memory_mib": 1024, "mac": "52:54:00:aa:bb:01",
@@ -62,6 +63,26 @@ def test_machines_follow_the_topology(tmp_path):
     qemu_args = [a[0]["value"] for a in lv["qemuargs"]]
     assert qemu_args == ["-drive", "file=/v/kubelab-demo.node2.seed,format=raw,if=none,id=kubelab-seed,readonly=on",
                          "-device", "virtio-blk-pci,drive=kubelab-seed,bus=pci.0,addr=0x1e"]
+
+
+def features_xml(lv) -> ET.Element:
+    # vagrant-libvirt 0.11.2, lib/vagrant-libvirt/templates/domain.xml.erb: `<features>` then
+    # `<<%= feature %>/>` for each feature (default acpi, apic, pae), then `</features>`
+    features = lv.get("features", ["acpi", "apic", "pae"])
+    return ET.fromstring("<features>" + "".join(f"<{f}/>" for f in features) + "</features>")
+
+
+def test_translation_cache_follows_the_topology(tmp_path):
+    (tmp_path / "topology.json").write_text(json.dumps(TOPOLOGY))
+    config = json.loads(load_vagrantfile(tmp_path).stdout)
+    root = features_xml(config["machines"]["node1"]["vm"]["provider:libvirt"])
+    assert sorted(child.tag for child in root) == ["acpi", "apic", "pae", "tcg"]
+    assert (root.find("tcg/tb-cache").text, root.find("tcg/tb-cache").get("unit")) == ("128", "MiB")
+    # under KVM (0): vagrant-libvirt's own features, no <tcg>
+    (tmp_path / "topology.json").write_text(json.dumps(dict(TOPOLOGY, driver="kvm", tb_cache_mib=0)))
+    config = json.loads(load_vagrantfile(tmp_path).stdout)
+    root = features_xml(config["machines"]["node1"]["vm"]["provider:libvirt"])
+    assert sorted(child.tag for child in root) == ["acpi", "apic", "pae"]
 
 
 def test_machine_commands_need_a_lab():
