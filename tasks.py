@@ -19,8 +19,8 @@ from invoke import Collection, Exit, task
 from harness import host, lifecycle, signals
 from harness.cli_options import (Choice, CommaList, ExistingFile, Flag, Glob, Integer, Positive, Several, Text,
                                  WritableFile, WritableFolder, checked, writable_folder_problem)
-from harness.cli_values import (BOOK_FOLDER, CLAIMS_FILE, CONTAINERD, KUBERNETES, LAB, MACHINE, MATRIX_RECORD, NEW_LAB,
-                                RUN_FOLDER, SCENARIO, SSH_TARGETS, SUITE, VERIFY_LAYERS)
+from harness.cli_values import (BOOK_FOLDER, CLAIMS_FILE, CONTAINERD, KUBERNETES, KUBESPRAY, LAB, MACHINE,
+                                MATRIX_RECORD, NEW_LAB, RUN_FOLDER, SCENARIO, SSH_TARGETS, SUITE, VERIFY_LAYERS)
 from harness.errors import HarnessError, UsageError
 from harness.images.recipe import DEFAULT_SUITE, SUITES
 from harness.lab import Lab
@@ -281,19 +281,20 @@ def demo(c, suite=DEFAULT_SUITE, keep=False):
     "kubernetes": "install this Kubernetes release instead of the scenario's (kubeadm scenarios)",
     "lab": "run on this pooled lab (made by `invoke matrix`): restore its snapshot first, leave it up after",
     "containerd": "run on sid with this containerd built from source (2.2-2.4) over Debian's",
+    "kubespray": "kubespray scenarios: the kubespray checkout to run (else KUBELAB_KUBESPRAY, else install.kubespray)",
 })
 @harness_errors
 @checked(name=SCENARIO, suite=SUITE, keep=Flag(), control=Flag(), dry_run=Flag(), kubernetes=KUBERNETES, lab=LAB,
-         containerd=CONTAINERD)
+         containerd=CONTAINERD, kubespray=KUBESPRAY)
 def scenario_run(c, name, suite=None, keep=False, control=False, dry_run=False, kubernetes=None, lab=None,
-                 containerd=None):
+                 containerd=None, kubespray=None):
     """Run a scenario: inject, observe the failure, recover, verify, report. Exit 0/1/2."""
     from harness.evidence.record import check_runs_dir
     from harness.scenario import overrides
     from harness.scenario.files import find
     from harness.scenario.load import load
 
-    asked = overrides.apply(load(find(name)), suite, kubernetes, containerd, control)
+    asked = overrides.apply(load(find(name)), suite, kubernetes, containerd, control, kubespray, dry_run)
     scenario, suite = asked.scenario, asked.suite
     for w in scenario.warnings:  # before anything is created
         print(f"warning: {w}", file=sys.stderr)
@@ -307,6 +308,9 @@ def scenario_run(c, name, suite=None, keep=False, control=False, dry_run=False, 
 
     check_runs_dir()
     host.prepare()
+    from harness.tracks import track_of
+
+    track_of(scenario.install).preflight(scenario, Progress())  # before any machine exists
     labs = PooledLabs(lab) if lab else BackendLabs()
     result = Engine(scenario, Options(suite=suite, keep=keep, control=control), labs, Progress()).run()
     print(result.directory)

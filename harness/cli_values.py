@@ -117,6 +117,13 @@ KUBERNETES = Called(kubernetes_release, "a Kubernetes release kubelab builds, li
                     ("abc", "1.36", "1.20.0"), _default_kubernetes_sample)
 CONTAINERD = Called(containerd_release, "a containerd release kubelab builds from source, like 2.2.9 (2.2-2.4)",
                     ("abc", "1.7.0"), "2.2.9")
+def kubespray_checkout(raw: str) -> str:
+    """A kubespray checkout's path, checked to be one (every file kubelab reads is there)."""
+    from .kubespray import checkout
+
+    return str(checkout.load(Path(raw).expanduser().resolve(), "--kubespray").path)
+
+
 SUITE = Choice(*SUITES)
 SCENARIO = Called(scenario_name, "a scenario name (scenarios/NAME.yaml) or a path to one",
                   ("no-such-scenario",), first_scenario)
@@ -131,5 +138,7 @@ SSH_TARGETS = Called(ssh_targets, "USER@HOST[:PORT], comma-separated", ("no-at-s
 VERIFY_LAYERS = Called(verify_layers, "all, or layer names, comma-separated", ("no-such-layer", ","), "all")
 CLAIMS_FILE = Called(claims_file, "a claims file, like claims/course.yaml",
                      ("/nonexistent-kubelab/claims.yaml", "/dev/null"), _claims_sample)
+KUBESPRAY = Called(kubespray_checkout, "a kubespray checkout (a clone of kubernetes-sigs/kubespray)",
+                   ("/nonexistent-kubelab/kubespray", "/dev/null"))
 BOOK_FOLDER = Called(book_folder, "the folder of an earlier `invoke evidence` book (with its book.json)",
                      ("/nonexistent-kubelab/book", "/dev/null"))

@@ -80,6 +80,11 @@ class InstallDef:
     # user within it before it waits for the kubelet); the reinstall after the fix gets the track's
     # (TCG's 10m0s, or kubeadm's default under KVM: harness/tuning.py)
     kubernetes_api_call: str = ""
+    # the kubespray track: the user's checkout (install.kubespray, or --kubespray / KUBELAB_KUBESPRAY
+    # once resolved: harness/tracks/kubespray.py), where it came from, and S2's control plane in kube_node
+    kubespray: str = ""
+    kubespray_source: str = ""
+    schedulable_control_plane: bool = False
 
     @property
     def installs_kubernetes(self) -> bool:

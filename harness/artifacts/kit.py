@@ -164,8 +164,13 @@ def _registry(layouts: dict[str, store.Entry], progress: Progress) -> Path:
 
 
 def file_links(version: KubeVersion, entries: dict[str, store.Entry]) -> dict[str, Path]:
-    """The file server's tree, in the layout of the upstream download sites."""
-    links = {f"release/{version.tag}/bin/linux/amd64/{c}": entries[c].path(c) for c in components.KUBERNETES_COMMANDS}
+    """The file server's tree, in the layout of the upstream download sites: the node image's
+    paths, and the same binaries below their upstream host (dl.k8s.io/...), where kubespray's
+    `files_repo` layout looks for them (harness/kubespray/serving.py)."""
+    links = {}
+    for c in components.KUBERNETES_COMMANDS:
+        release = f"release/{version.tag}/bin/linux/amd64/{c}"
+        links[release] = links[f"dl.k8s.io/{release}"] = entries[c].path(c)
     cni = entries["cni-plugins"]
     links.update({f"cni-plugins/{cni.data['module'].rpartition('@')[2]}/{name}": cni.path(name) for name in cni.files})
     crictl = entries["crictl"]

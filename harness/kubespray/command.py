@@ -37,8 +37,10 @@ from .inventory import ssh_environment
 def playbook_command(*, venv_bin: Path, checkout: Path, inventory: Path, vars_file: Path,
                      checksums_file: Path, known_hosts: Path, fact_cache: Path, control_dir: Path,
                      playbook: str = "cluster.yml", become: bool = False,
-                     tags: tuple[str, ...] = (), skip_tags: tuple[str, ...] = ()) -> HostCommand:
-    """The command for `playbook` of the checkout against the lab in `inventory`."""
+                     tags: tuple[str, ...] = (), skip_tags: tuple[str, ...] = (),
+                     ansible_cfg_text: str | None = None) -> HostCommand:
+    """The command for `playbook` of the checkout against the lab in `inventory`.
+    `ansible_cfg_text`: the checkout's ansible.cfg when it is not read from the checkout."""
     argv = [str(venv_bin / "ansible-playbook"), "-i", str(inventory),
             "-e", f"@{vars_file}", "-e", f"@{checksums_file}"]
     if become:
@@ -54,6 +56,6 @@ def playbook_command(*, venv_bin: Path, checkout: Path, inventory: Path, vars_fi
         "ANSIBLE_CACHE_PLUGIN_CONNECTION": str(fact_cache),
         "ANSIBLE_SSH_CONTROL_PATH_DIR": str(control_dir),
         "VIRTUAL_ENV": str(venv_bin.parent),
-        **ssh_environment(ansible_cfg.read_text(), known_hosts),
+        **ssh_environment(ansible_cfg.read_text() if ansible_cfg_text is None else ansible_cfg_text, known_hosts),
     }
     return HostCommand(argv=tuple(argv), cwd=checkout, env=env, path_prefix=str(venv_bin))

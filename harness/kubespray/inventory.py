@@ -57,7 +57,7 @@ def hosts_from_roles(machines: Iterable[tuple[str, str, str]], schedulable_contr
     return out
 
 
-def check(hosts: list[Host]) -> None:
+def check(hosts: list[Host], addresses_known: bool = True) -> None:
     """Refuse what kubespray would refuse later, or misread: unknown groups, duplicates, no control
     plane or etcd, an even etcd count (roles/validate_inventory/tasks/main.yml: "Stop if
     kube_control_plane group is empty", "Stop if even number of etcd hosts")."""
@@ -73,7 +73,8 @@ def check(hosts: list[Host]) -> None:
         try:
             ipaddress.ip_address(h.ip)
         except ValueError:
-            problems.append(f"machine `{h.name}`: `{h.ip}` is not an IP address")
+            if addresses_known:  # a dry-run's placeholders are not addresses yet
+                problems.append(f"machine `{h.name}`: `{h.ip}` is not an IP address")
         unknown = [g for g in h.groups if g not in GROUPS]
         if unknown:
             problems.append(f"machine `{h.name}`: unknown group {', '.join(unknown)}; groups: {', '.join(GROUPS)}")
@@ -89,9 +90,9 @@ def check(hosts: list[Host]) -> None:
         raise UsageError("kubespray inventory: " + "; ".join(problems))
 
 
-def inventory(hosts: list[Host], private_key: Path) -> dict:
+def inventory(hosts: list[Host], private_key: Path, addresses_known: bool = True) -> dict:
     """The inventory as a YAML-ready dict (ansible-inventory's YAML layout)."""
-    check(hosts)
+    check(hosts, addresses_known)
     return {"all": {
         "vars": {"ansible_user": "root", "ansible_ssh_private_key_file": str(private_key)},
         "hosts": {h.name: {"ansible_host": h.ip, "ip": h.ip, "access_ip": h.ip} for h in hosts},
@@ -102,8 +103,8 @@ def inventory(hosts: list[Host], private_key: Path) -> dict:
     }}
 
 
-def inventory_yaml(hosts: list[Host], private_key: Path) -> str:
-    return yaml.safe_dump(inventory(hosts, private_key), sort_keys=False, default_flow_style=False)
+def inventory_yaml(hosts: list[Host], private_key: Path, addresses_known: bool = True) -> str:
+    return yaml.safe_dump(inventory(hosts, private_key, addresses_known), sort_keys=False, default_flow_style=False)
 
 
 def known_hosts(hosts: list[Host], host_key: Callable[[str], str]) -> str:

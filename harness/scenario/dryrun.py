@@ -94,6 +94,8 @@ def plan_lines(scenario: Scenario, suite: str, control: bool = False,
             out.append("[install] (skipped: install track `none`)")
             skipped_install = False
         out.append(step.line())
+        if step.action == "host-write":  # the file itself: what the host step after it reads
+            out += [f"    | {line}" for line in step.content.splitlines()]
     if skipped_install:
         out.append("[install] (skipped: install track `none`)")
     out.append("[teardown] lab: remove machines, disks, network and servers")

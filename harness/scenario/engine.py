@@ -211,7 +211,8 @@ class Engine:
         track = track_of(self.scenario.install)
         if track.installs_kubernetes:
             tuned = self.lab.tuning()  # decided by the lab's measured acceleration (harness/tuning.py)
-            install = track.context(self.scenario, self.lab, roles, self.facts, self.kit, tuned)
+            install = track.context(self.scenario, self.lab, roles, self.facts, self.kit, tuned,
+                                    workdir=rec.directory / "install")
             rec.data["install"] = track.record(self.scenario, tuned)
             rec.save()
         self.steps = plan(self.scenario, roles, self.facts, self.options.control, install=install)
@@ -226,7 +227,7 @@ class Engine:
             if not_armed and phase != "armed-check":  # a fault armed inside install did not take: stop here
                 break
             step = self._filled(step)
-            if step.action in ("run", "write", "fetch", "host-run", "reboot", "power-cycle"):
+            if step.action in ("run", "write", "fetch", "host-write", "host-run", "reboot", "power-cycle"):
                 with self._doing(step):
                     self._act(step)
             elif step.action == "not-applicable" and step.check is None:
@@ -250,6 +251,8 @@ class Engine:
             self._fetch(step)
         elif step.action == "host-run":
             self._host_run(step)
+        elif step.action == "host-write":
+            self._host_write(step)
         elif step.action == "reboot":
             self._reboot(step)
         elif step.action == "power-cycle":
@@ -288,6 +291,17 @@ class Engine:
                 raise PhaseError(f"{step.phase}: `{step.command}` on {step.machine}: its output has no "
                                  f"{pattern!r} (for @@{name}@@)" + result.tail_block(8))
             self.captured[name] = m.group(1)
+
+    def _host_write(self, step: Step) -> None:
+        """A file on the host the next host step reads (kubespray's inventory and vars), kept in the
+        run's folder with the record."""
+        started_wall, started = time.time(), self.clock()
+        path = Path(step.command)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(step.content)
+        path.chmod(0o600)
+        self.record.step(step.phase, step.name, HOST, CommandResult(
+            HOST, f"write {path}", 0, "", "", started_wall, self.clock() - started), content=step.content)
 
     def _host_run(self, step: Step) -> None:
         """A command on the host (kubespray's ansible-playbook): its play and task names as the

@@ -4,6 +4,7 @@ preparation and timeouts, with what it asks of the lab's machines."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from ..errors import HarnessError
 from ..model import DEFAULT_POD_CIDR, DEFAULT_SERVICE_CIDR, INSTALL_TRACKS, InstallDef, LabDef
@@ -12,8 +13,6 @@ from .checker import Checker, read_versions, show
 from .overlap import is_cidr
 
 IMPLEMENTED_TRACKS = tuple(TRACKS)  # the registry's (harness/tracks)
-INSTALL_KEYS = ("track", "kubernetes", "pod_cidr", "service_cidr", "cni", "prepare", "kubernetes_version_in_config",
-                "preload", "init_fails", "kubelet_health_check", "kubernetes_api_call")
 GO_DURATION_RE = re.compile(r"^(?=\d)(\d+h)?(\d+m)?(\d+s)?$")  # what kubeadm's timeouts take, e.g. 1m30s
 PREPARE_ITEMS = ("ip_forward", "br_netfilter")
 CNIS = ("flannel", "none")
@@ -28,10 +27,19 @@ def read_install(c: Checker, raw, path, lab: LabDef | None) -> InstallDef:
         else:
             c.bad(path, f"found {raw!r}; allowed: none, or a mapping like {{track: {raw}, kubernetes: <version>}}")
         return InstallDef()
-    m = c.mapping(raw, path, required=("track",), optional=INSTALL_KEYS[1:])
+    track = raw.get("track") if isinstance(raw, dict) else None
+    if track in TRACKS and TRACKS[track].installs_kubernetes:
+        # each track takes its own keys; another track's key is named as such
+        keys = TRACKS[track].install_keys
+        hints = {k: f"a key of the {t.name} track" for t in TRACKS.values() for k in t.install_keys if k not in keys}
+        m = c.mapping(raw, path, required=("track",), optional=keys, hints=hints)
+    elif track in TRACKS:  # none: nothing besides the track
+        m = c.mapping(raw, path, required=("track",))
+    else:  # the track's own problem is enough
+        m = c.mapping(raw, path, required=("track",),
+                      optional=tuple(dict.fromkeys(k for t in TRACKS.values() for k in t.install_keys)))
     if m is None:
         return InstallDef()
-    track = m.get("track")
     if track not in INSTALL_TRACKS:
         c.bad(path + ("track",), f"found {show(track)}; allowed: {', '.join(INSTALL_TRACKS)}")
         return InstallDef()
@@ -39,7 +47,7 @@ def read_install(c: Checker, raw, path, lab: LabDef | None) -> InstallDef:
         c.bad(path + ("track",), f"found {track!r}; the {track} track is not available in this kubelab yet; "
                                  f"allowed now: {', '.join(IMPLEMENTED_TRACKS)}")
         return InstallDef()
-    if track == "none":
+    if not TRACKS[track].installs_kubernetes:
         return InstallDef()
     from ..artifacts.versions import DEFAULT_KUBERNETES, KubeVersion
 
@@ -91,6 +99,25 @@ def read_install(c: Checker, raw, path, lab: LabDef | None) -> InstallDef:
         if others:
             c.bad(("lab", "machines"), f"the {track} track takes roles control-plane and worker; "
                                        f"{', '.join(others)} {'has' if len(others) == 1 else 'have'} another")
+    kubespray, schedulable = _kubespray_keys(c, m, path)
     return InstallDef(track, version, cidrs["pod_cidr"], cidrs["service_cidr"], cni if cni in CNIS else "flannel",
                       tuple(prepare), pinned is not False, preload is not False, init_fails is True,
-                      durations["kubelet_health_check"], init_fails_versions, durations["kubernetes_api_call"])
+                      durations["kubelet_health_check"], init_fails_versions, durations["kubernetes_api_call"],
+                      kubespray=kubespray, kubespray_source="install.kubespray" if kubespray else "",
+                      schedulable_control_plane=schedulable)
+
+
+def _kubespray_keys(c: Checker, m: dict, path) -> tuple[str, bool]:
+    """install.kubespray (a checkout, relative to the scenario file's folder) and
+    install.schedulable_control_plane (the control plane in kube_node too)."""
+    checkout = ""
+    if "kubespray" in m:
+        value = c.string(m["kubespray"], path + ("kubespray",), allowed="the path of a kubespray checkout")
+        if value:
+            where = Path(c.src.where(path + ("kubespray",))[0]).parent
+            checkout = str((where / Path(value).expanduser()).resolve())
+    schedulable = m.get("schedulable_control_plane", False)
+    if not isinstance(schedulable, bool):
+        c.bad(path + ("schedulable_control_plane",), f"found {show(schedulable)}; allowed: true or false")
+        schedulable = False
+    return checkout, schedulable

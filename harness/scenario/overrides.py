@@ -4,10 +4,11 @@ Every combination is checked before a lab exists."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..errors import UsageError
 from ..model import Scenario
+from ..tracks import track_of
 
 
 @dataclass(frozen=True)
@@ -17,8 +18,10 @@ class Asked:
 
 
 def apply(scenario: Scenario, suite: str | None = None, kubernetes: str | None = None,
-          containerd: str | None = None, control: bool = False) -> Asked:
-    """`kubernetes` and `containerd` as the user typed them (a release like 1.36.3 / 2.2.9)."""
+          containerd: str | None = None, control: bool = False, kubespray: str | None = None,
+          dry_run: bool = False) -> Asked:
+    """`kubernetes` and `containerd` as the user typed them (a release like 1.36.3 / 2.2.9);
+    `kubespray` a checkout's path. A dry-run shows what it cannot know yet as placeholders."""
     if suite:
         from ..images.recipe import check_suite
 
@@ -38,6 +41,9 @@ def apply(scenario: Scenario, suite: str | None = None, kubernetes: str | None =
         if not scenario.install.installs_kubernetes:
             raise UsageError(f"--kubernetes: scenario {scenario.name} is host-only (install track none)")
         scenario = scenario.with_kubernetes(str(KubeVersion.parse(kubernetes)))
+    # the install track's own inputs (the kubespray checkout), checked here, before any lab
+    scenario = replace(scenario, install=track_of(scenario.install).resolve(
+        scenario.install, kubespray, required=not dry_run))
     if control and scenario.control_problem():
         raise UsageError(f"--control: {scenario.control_problem()}")
     return Asked(scenario, suite)

@@ -28,9 +28,9 @@ CLUSTER_VERSIONS_TIMEOUT = 60.0  # an API server restarting under TCG answers wi
 class Step:
     phase: str
     machine: str
-    action: str  # run | write | fetch | host-run | check | verify-layer | reboot | power-cycle | evidence | versions | not-applicable
+    action: str  # run | write | fetch | host-write | host-run | check | verify-layer | reboot | power-cycle | evidence | versions | not-applicable
     name: str
-    command: str = ""  # run, write, fetch and evidence: the command; check: the probe's command; power-cycle: kernel args
+    command: str = ""  # run, write, fetch and evidence: the command; check: the probe's command; power-cycle: kernel args; host-write: the host path
     check: Check | None = None
     kind: str = ""  # for checks: armed | expect | observe | verify
     timeout: float = 120.0
@@ -46,7 +46,7 @@ class Step:
             return [BOOT_ID, "systemctl reboot", BOOT_ID]
         if self.action in ("not-applicable", "power-cycle"):  # a power cycle goes through the backend
             return []
-        if self.action in ("verify-layer", "host-run"):  # read from the cluster / run on the host, not sent
+        if self.action in ("verify-layer", "host-run", "host-write"):  # read from the cluster / done on the host, not sent
             return []
         return [self.command]
 
@@ -57,6 +57,8 @@ class Step:
             return f"[{self.phase}] {self.machine}: systemctl reboot    # {self.name}: then wait for a new boot id"
         if self.action == "verify-layer":
             return f"[{self.phase}] cluster: verify layer {self.name}    # reads {self.command}"
+        if self.action == "host-write":
+            return f"[{self.phase}] {HOST}: write {self.command}    # {self.name}, {len(self.content.splitlines())} lines"
         if self.action == "host-run":
             return f"[{self.phase}] {HOST}: {self.host.shown()}    # {self.note or self.name}, up to {self.timeout:g}s"
         if self.action == "power-cycle":

@@ -6,6 +6,7 @@ The tree mimics the upstream download layout, so an installer needs only a
 different base URL:
 
     release/v1.36.3/bin/linux/amd64/{kubeadm,kubelet,kubectl}
+    dl.k8s.io/release/v1.36.3/bin/linux/amd64/...   (the same, below the host kubespray names)
     cni-plugins/v1.9.1/{bridge,host-local,...}
     cri-tools/v1.36.0/crictl
 """

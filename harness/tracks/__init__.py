@@ -12,9 +12,10 @@ from ..errors import HarnessError
 from ..model import InstallDef
 from .base import Track
 from .kubeadm import KubeadmTrack
+from .kubespray import KubesprayTrack
 from .none import NoTrack
 
-TRACKS: dict[str, Track] = {t.name: t for t in (NoTrack(), KubeadmTrack())}
+TRACKS: dict[str, Track] = {t.name: t for t in (NoTrack(), KubeadmTrack(), KubesprayTrack())}
 
 
 def track_of(install: InstallDef) -> Track:

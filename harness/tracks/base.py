@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..errors import UsageError
 from ..model import InstallDef, Scenario
 
 
@@ -12,6 +13,18 @@ class Track:
     # (before-init, before-cni): what the loader allows a scenario on this track
     reinstalls = False
     arms_inside_install = False
+    # the install section's keys besides `track` a scenario on this track may give
+    install_keys: tuple[str, ...] = ()
+
+    def resolve(self, install: InstallDef, kubespray: str | None = None, required: bool = True) -> InstallDef:
+        """The install with what the command line adds (`--kubespray`), checked before anything runs;
+        `required` False (a dry-run): what is not given is shown as a placeholder."""
+        if kubespray:
+            raise UsageError(f"--kubespray: this scenario installs with the `{self.name}` track, not kubespray")
+        return install
+
+    def preflight(self, scenario: Scenario, progress) -> None:
+        """What must hold before any machine exists (exit 2 with what is missing)."""
 
     def node_image_release(self, install: InstallDef) -> str | None:
         """The Kubernetes release ("v1.36.3") the lab's node image carries; None: the suite's plain image."""
@@ -21,8 +34,10 @@ class Track:
         """run.json's `install`: what the run installs and under which settings; None: nothing."""
         return None
 
-    def context(self, scenario: Scenario, lab, roles: dict, facts: dict, kit: dict | None, tuned):
-        """What the steps depend on, from the running lab (addresses, images, tokens)."""
+    def context(self, scenario: Scenario, lab, roles: dict, facts: dict, kit: dict | None, tuned,
+                workdir=None):
+        """What the steps depend on, from the running lab (addresses, images, tokens); `workdir`:
+        the run's folder for files the track writes on the host."""
         return None
 
     def dry_context(self, scenario: Scenario, facts: dict | None, tuned):

@@ -11,6 +11,8 @@ class KubeadmTrack(Track):
     name = "kubeadm"
     reinstalls = True
     arms_inside_install = True
+    install_keys = ("kubernetes", "pod_cidr", "service_cidr", "cni", "prepare", "kubernetes_version_in_config",
+                    "preload", "init_fails", "kubelet_health_check", "kubernetes_api_call")
 
     def node_image_release(self, install: InstallDef) -> str | None:
         return f"v{install.kubernetes}"
@@ -24,7 +26,8 @@ class KubeadmTrack(Track):
                 "note": "settings for TCG (harness/tuning.py); empty: upstream's default"
                 if tuned.is_tcg else "upstream's defaults: nothing set for the acceleration"}
 
-    def context(self, scenario: Scenario, lab, roles: dict, facts: dict, kit: dict | None, tuned):
+    def context(self, scenario: Scenario, lab, roles: dict, facts: dict, kit: dict | None, tuned,
+                workdir=None):
         from ..artifacts import kit as kits
         from ..artifacts.versions import KubeVersion
         from ..provisioners.kubeadm import InstallContext, new_token

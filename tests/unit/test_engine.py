@@ -314,3 +314,28 @@ def test_a_power_cycle_goes_through_the_backend_and_a_gated_step_is_recorded_as_
     assert [s["name"] for s in recover][-3:] == ["console", "plain", "only-old"]
     assert "booted with `systemd.mask=kubelet.service`" in (result.directory / recover[-3]["log"]).read_text()
     assert recover[-1]["command"] == "(skipped: only-old applies to containerd <1.6)" and recover[-1]["exit_code"] is None
+
+
+def test_host_steps_write_their_file_then_run_on_the_host_and_both_are_recorded(tmp_path):
+    import sys
+
+    from harness.evidence.record import RunRecord
+    from harness.host_command import HostCommand
+    from harness.progress import Progress
+    from harness.scenario.plan import Step
+
+    scenario = scenario_file(tmp_path, "")
+    engine = Engine(scenario, Options(runs_root=tmp_path / "runs"), FakeLabs(None), Progress(quiet=True))
+    engine.record = RunRecord.create(scenario, "fault", "bookworm", tmp_path / "runs")
+    inventory = engine.record.directory / "install" / "inventory.yml"
+    reads = HostCommand(argv=(sys.executable, "-c", "import sys; print('PLAY [all]'); print(open(sys.argv[1]).read())",
+                              str(inventory)), cwd=tmp_path)
+    engine._act(Step("install", "host", "host-write", "kubespray: inventory.yml", str(inventory),
+                     content="all:\n  hosts: {cp1: {}}\n"))
+    engine._act(Step("install", "host", "host-run", "kubespray: cluster.yml", host=reads, timeout=60))
+    assert inventory.read_text() == "all:\n  hosts: {cp1: {}}\n" and inventory.stat().st_mode & 0o777 == 0o600
+    written, ran = engine.record.data["steps"]
+    assert (written["machine"], written["command"], written["exit_code"]) == ("host", f"write {inventory}", 0)
+    assert "all:\n  hosts: {cp1: {}}" in (engine.record.directory / written["log"]).read_text()
+    assert (ran["machine"], ran["exit_code"]) == ("host", 0)
+    assert "PLAY [all]\nall:\n  hosts: {cp1: {}}" in (engine.record.directory / ran["log"]).read_text()

@@ -169,7 +169,7 @@ CASES = [
         install: helm
         lab: {suite: bookworm, machines: [{name: node1}]}
         """,
-         "bad.yaml:5: install: found 'helm'; allowed: none, or a mapping with track: kubeadm"),
+         "bad.yaml:5: install: found 'helm'; allowed: none, or a mapping with track: kubeadm, kubespray"),
     case("install-track-as-a-bare-word", """\
         apiVersion: kubelab/v1
         kind: Scenario
@@ -179,16 +179,29 @@ CASES = [
         lab: {suite: bookworm, machines: [{name: node1}]}
         """,
          "bad.yaml:5: install: found 'kubeadm'; allowed: none, or a mapping like {track: kubeadm, kubernetes: <version>}"),
-    case("kubespray-track-not-available", """\
+    # each track takes its own install keys; another track's key is named as such
+    case("kubeadm-key-on-the-kubespray-track", """\
         apiVersion: kubelab/v1
         kind: Scenario
         name: bad
         summary: Broken on purpose.
-        install: {track: kubespray}
-        lab: {suite: bookworm, machines: [{name: node1}]}
+        install: {track: kubespray, preload: false, schedulable_control_plane: yes please}
+        lab: {suite: sid, machines: [{name: cp1, role: control-plane}]}
         """,
-         "bad.yaml:5: install.track: found 'kubespray'; the kubespray track is not available in this kubelab yet; "
-         "allowed now: none, kubeadm"),
+         "bad.yaml:5: install.preload: unknown key `preload`; allowed: track, kubernetes, pod_cidr, service_cidr, "
+         "cni, kubespray, schedulable_control_plane (a key of the kubeadm track)",
+         "bad.yaml:5: install.schedulable_control_plane: found 'yes please'; allowed: true or false"),
+    case("kubespray-key-on-the-kubeadm-track", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        install: {track: kubeadm, kubespray: ../kubespray}
+        lab: {suite: sid, machines: [{name: cp1, role: control-plane}]}
+        """,
+         "bad.yaml:5: install.kubespray: unknown key `kubespray`; allowed: track, kubernetes, pod_cidr, "
+         "service_cidr, cni, prepare, kubernetes_version_in_config, preload, init_fails, kubelet_health_check, "
+         "kubernetes_api_call (a key of the kubespray track)"),
     case("command-equals-compares-the-exit-code", """\
         apiVersion: kubelab/v1
         kind: Scenario

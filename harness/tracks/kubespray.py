@@ -1,0 +1,191 @@
+"""The kubespray track: the user's kubespray checkout runs cluster.yml from the host against
+the lab's machines, offline, with what the kit serves.
+
+Its steps: the inventory, known_hosts, vars and checksums files written into the run's
+folder (host-write), the ansible-playbook command (host-run), then admin.conf from the
+control plane. The checkout is the user's (--kubespray, KUBELAB_KUBESPRAY, install.kubespray);
+before any machine exists the preflight proves the kit serves every file and image the
+checkout's download list asks for at this Kubernetes version, and that the checkout's
+ansible-core gate holds for the venv kubelab makes from its requirements.txt.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from ..errors import UsageError
+from ..host_command import HOST
+from ..model import InstallDef, Scenario
+from .base import Track
+
+ADMIN_CONF = "/etc/kubernetes/admin.conf"
+SERVER_HOST = "kubelab-host"  # the lab network's host address in every guest's /etc/hosts (serve/mirror.py)
+REGISTRY_PORT = 5000
+# cluster.yml for one control plane and one worker, as a whole (kubespray-offline.md estimates
+# 45-60 min under TCG for a stock flow); KVM gets half
+PLAY_TIMEOUT_S = {True: 5400.0, False: 2700.0}
+NO_CHECKOUT = "<kubespray checkout: --kubespray PATH or KUBELAB_KUBESPRAY>"
+
+
+@dataclass(frozen=True)
+class KubesprayContext:
+    control_plane: str
+    files: tuple[tuple[str, str], ...]   # (host path, content): written before the play
+    command: object                      # the HostCommand of cluster.yml
+    timeout: float
+
+
+def settings(install: InstallDef) -> dict:
+    """The variables a scenario's install section sets for kubespray (inventory-level choices)."""
+    return {"container_manager": "containerd",
+            "kube_network_plugin": install.cni if install.cni != "none" else "cni",
+            "kube_pods_subnet": install.pod_cidr, "kube_service_addresses": install.service_cidr}
+
+
+class KubesprayTrack(Track):
+    name = "kubespray"
+    install_keys = ("kubernetes", "pod_cidr", "service_cidr", "cni", "kubespray", "schedulable_control_plane")
+
+    # -- before anything runs -------------------------------------------------------------
+    def resolve(self, install: InstallDef, kubespray: str | None = None, required: bool = True) -> InstallDef:
+        """The checkout the run uses (--kubespray, then KUBELAB_KUBESPRAY, then install.kubespray),
+        checked to be one, and the scenario's Kubernetes version in its checksum tables."""
+        from ..kubespray import checkout
+        from ..kubespray.downloads import Defaults
+
+        try:
+            path, source = checkout.locate(kubespray, install.kubespray or None)
+        except UsageError:
+            if required:
+                raise
+            return install
+        found = checkout.load(path, source)
+        Defaults(found.path, found.version).check_version(install.kubernetes)
+        return replace(install, kubespray=str(path), kubespray_source=source)
+
+    def preflight(self, scenario: Scenario, progress) -> None:
+        """The kit serves every download (the kit is built first if it is not), and the venv's
+        ansible-core is one the checkout accepts; otherwise exit 2, naming what is missing."""
+        from ..artifacts import prerequisites
+        from ..artifacts.versions import KubeVersion
+        from ..kubespray import serving
+
+        install = scenario.install
+        found, defaults = _checkout(install)
+        kit = prerequisites.ensure_kit(KubeVersion.parse(install.kubernetes), progress)
+        served = serving.serving(defaults.resolve(install.kubernetes, settings(install)), kit)
+        if not served.complete:
+            raise UsageError(
+                f"the Kubernetes {install.kubernetes} kit cannot serve what kubespray {found.version} downloads "
+                f"for it ({found.path}); missing:\n  " + "\n  ".join(served.problems())
+                + "\nNo machine was created. The kit builds kubeadm, kubelet, kubectl and kubeadm's images; "
+                  "the rest of kubespray's list is not built yet (README: the kubespray track)")
+        _ensure_ansible(found, progress)
+
+    # -- the run ----------------------------------------------------------------------------
+    def node_image_release(self, install: InstallDef) -> str | None:
+        return None  # kubespray installs Kubernetes itself, on the suite's image
+
+    def record(self, scenario: Scenario, tuned) -> dict:
+        install = scenario.install
+        out = {"track": self.name, "kubernetes": install.kubernetes,
+               "schedulable_control_plane": install.schedulable_control_plane,
+               "acceleration_profile": tuned.profile,
+               "note": "kubespray's own defaults: no setting for the acceleration is passed to it yet"}
+        if install.kubespray:
+            out["kubespray"] = _checkout(install)[0].record()
+        return out
+
+    def context(self, scenario: Scenario, lab, roles: dict, facts: dict, kit: dict | None, tuned,
+                workdir: Path | None = None):
+        from ..artifacts import kit as kits
+        from ..artifacts.versions import KubeVersion
+        from ..kubespray import serving
+
+        install = scenario.install
+        found, defaults = _checkout(install)
+        kit = kit or kits.load_kit(KubeVersion.parse(install.kubernetes))
+        files = serving.serving(defaults.resolve(install.kubernetes, settings(install)), kit).files
+        machines = [(m, lab.ip(m), roles[m]) for m in roles]
+        return _context(install, machines, lab.host_public_key, lab.client_key, tuned.is_tcg,
+                        workdir or Path("install"), found, defaults, serving.sha256_of(files))
+
+    def dry_context(self, scenario: Scenario, facts: dict | None, tuned):
+        install = scenario.install
+        roles = scenario.lab.roles()
+        machines = [(m, f"<address of {m}>", roles[m]) for m in roles]
+        found, defaults = _checkout(install) if install.kubespray else (None, None)
+        return _context(install, machines, lambda m: f"ssh-ed25519 <the-lab's-pinned-host-key-of-{m}>",
+                        Path("<the lab's client key>"), tuned.is_tcg, Path("<run folder>/install"),
+                        found, defaults, None)
+
+    def steps(self, install: InstallDef, ctx: KubesprayContext, make_step, at_point,
+              init_may_fail: bool = False) -> list:
+        out = [make_step(HOST, "host-write", f"kubespray: {Path(path).name}", path, content=content)
+               for path, content in ctx.files]
+        out.append(make_step(HOST, "host-run", "kubespray: cluster.yml", "", host=ctx.command,
+                             timeout=ctx.timeout, note="kubespray cluster.yml against the lab"))
+        out.append(make_step(ctx.control_plane, "fetch", "admin.conf", f"cat {ADMIN_CONF}",
+                             note="the admin kubeconfig kubespray's kubeadm wrote"))
+        return out
+
+
+def _checkout(install: InstallDef):
+    from ..kubespray import checkout
+    from ..kubespray.downloads import Defaults
+
+    found = checkout.load(Path(install.kubespray), install.kubespray_source or "install.kubespray")
+    return found, Defaults(found.path, found.version)
+
+
+def _ensure_ansible(found, progress) -> None:
+    from ..kubespray import checkout, venv
+
+    with progress.step(f"kubespray's venv for {found.file('requirements.txt')} (made once, reused)"):
+        made, _ = venv.ensure(found.file("requirements.txt"), log=progress.note)
+    code, output = venv.run_command([str(made.ansible_playbook), "--version"], 120)
+    if code != 0:
+        raise UsageError(f"`{made.ansible_playbook} --version` exited {code}: {output.strip()[-400:]}")
+    checkout.check_ansible(found, checkout.ansible_core_version(output))
+
+
+def _context(install: InstallDef, machines, host_key, client_key: Path, is_tcg: bool, workdir: Path,
+             found, defaults, sha256: dict | None) -> KubesprayContext:
+    """The files and the command, from the machines as (name, address, role) and the checkout
+    (None in a dry-run without one: placeholders say what the run reads from it)."""
+    from ..kubespray import inventory, offline
+    from ..kubespray.command import playbook_command
+    from ..kubespray.venv import for_requirements
+    from ..serve import files as serve_files
+
+    hosts = inventory.hosts_from_roles(machines, install.schedulable_control_plane)
+    paths = {n: workdir / n for n in ("inventory.yml", "known_hosts", "vars.yml", "checksums.yml")}
+    files = {paths["inventory.yml"]: inventory.inventory_yaml(hosts, client_key, addresses_known=sha256 is not None),
+             paths["known_hosts"]: inventory.known_hosts(hosts, host_key)}
+    command_paths = dict(inventory=paths["inventory.yml"], vars_file=paths["vars.yml"],
+                         checksums_file=paths["checksums.yml"], known_hosts=paths["known_hosts"],
+                         fact_cache=workdir / "facts", control_dir=workdir / "ssh")
+    if found is None:
+        files[paths["vars.yml"]] = files[paths["checksums.yml"]] = \
+            "# made at run time from the checkout's download list and the kit\n"
+        checkout_path = Path(NO_CHECKOUT)
+        command = playbook_command(venv_bin=Path("<kubespray venv>/bin"), checkout=checkout_path,
+                                   ansible_cfg_text="", **command_paths)
+    else:
+        header = f"kubelab, for kubespray {found.version} ({found.path})"
+        variables = offline.extra_vars(defaults, install.kubernetes, f"http://{SERVER_HOST}:{serve_files.PORT}",
+                                       f"{SERVER_HOST}:{REGISTRY_PORT}", settings(install))
+        files[paths["vars.yml"]] = offline.dump(variables, header)
+        downloads = defaults.resolve(install.kubernetes, settings(install))
+        if sha256 is None:  # a dry-run: which rows the run fills with the kit's sha256
+            files[paths["checksums.yml"]] = offline.dump({}, header + "\nat run time, the sha256 of the kit's file for:\n"
+                                                         + "\n".join(f"  {d.table}.amd64[{d.version}]: {d.path}"
+                                                                     for d in downloads if d.kind == "file"))
+        else:
+            files[paths["checksums.yml"]] = offline.dump(offline.checksum_tables(defaults, downloads, sha256), header)
+        venv_bin = for_requirements(found.file("requirements.txt")).path / "bin"
+        command = playbook_command(venv_bin=venv_bin, checkout=found.path, **command_paths)
+    control_plane = next(h.name for h in hosts if "kube_control_plane" in h.groups)
+    return KubesprayContext(control_plane, tuple((str(p), t) for p, t in files.items()), command,
+                            PLAY_TIMEOUT_S[is_tcg])

@@ -1,0 +1,173 @@
+"""The kubespray install track against a made-up checkout (tests/unit/kubespray_tree.py) and a
+kit record written by the test: which checkout a run uses, what the kit cannot serve (refused
+before any machine), and the files and command the install steps carry."""
+
+import hashlib
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+import yaml
+
+from harness.errors import UsageError
+from harness.kubespray import serving
+from harness.kubespray.downloads import Defaults
+from harness.model import InstallDef, LabDef, MachineDef, Scenario
+from harness.progress import Progress
+from harness.scenario.plan import plan
+from harness.tracks import TRACKS
+from harness.tuning import decide
+
+from . import kubespray_tree
+
+TRACK = TRACKS["kubespray"]
+KUBE = "1.40.1"  # the made-up tree's newest
+
+
+def install(checkout: Path | str = "", **kw) -> InstallDef:
+    return InstallDef(track="kubespray", kubernetes=KUBE, cni="none", kubespray=str(checkout),
+                      kubespray_source="install.kubespray" if checkout else "", **kw)
+
+
+@pytest.fixture
+def tree(tmp_path):
+    return kubespray_tree.write(tmp_path / "kubespray")
+
+
+def kit(root: Path, defaults: Defaults, leave_out: tuple[str, ...] = ()) -> dict:
+    """A kit record whose file tree holds every file of the download list but `leave_out`,
+    and whose registry holds every image but those named in `leave_out`."""
+    files = root / "files"
+    images = {}
+    for d in defaults.resolve(KUBE, {"kube_network_plugin": "cni"}):
+        if d.name in leave_out:
+            continue
+        if d.kind == "file":
+            f = files / d.path
+            f.parent.mkdir(parents=True, exist_ok=True)
+            f.write_bytes(f"the kit's {d.name}\n".encode())
+        else:
+            images[d.image] = {}
+    return {"files": str(files), "images": images}
+
+
+def test_the_checkout_comes_from_the_option_then_the_environment_then_the_file(tree, tmp_path, monkeypatch):
+    other = kubespray_tree.write(tmp_path / "other")
+    monkeypatch.setenv("KUBELAB_KUBESPRAY", str(other))
+    from_file = install(tree)
+    assert TRACK.resolve(from_file, str(tree)).kubespray_source == "--kubespray"
+    got = TRACK.resolve(from_file)
+    assert (got.kubespray, got.kubespray_source) == (str(other), "KUBELAB_KUBESPRAY")
+    monkeypatch.delenv("KUBELAB_KUBESPRAY")
+    assert TRACK.resolve(from_file).kubespray_source == "install.kubespray"
+
+
+def test_no_checkout_is_refused_for_a_run_and_a_placeholder_in_a_dry_run(monkeypatch):
+    monkeypatch.delenv("KUBELAB_KUBESPRAY", raising=False)
+    with pytest.raises(UsageError, match="no kubespray checkout: pass --kubespray PATH, set KUBELAB_KUBESPRAY"):
+        TRACK.resolve(install())
+    assert TRACK.resolve(install(), required=False) == install()
+
+
+def test_a_folder_that_is_not_a_checkout_names_what_it_lacks(tmp_path, monkeypatch):
+    monkeypatch.delenv("KUBELAB_KUBESPRAY", raising=False)
+    half = kubespray_tree.write(tmp_path / "half", omit=("cluster.yml", "playbooks"))
+    with pytest.raises(UsageError, match=r"is not a kubespray checkout: it has no cluster.yml, "
+                                         r"playbooks/ansible_version.yml;"):
+        TRACK.resolve(install(), str(half))
+
+
+def test_a_version_outside_the_checkouts_tables_is_refused_before_anything(tree, monkeypatch):
+    monkeypatch.delenv("KUBELAB_KUBESPRAY", raising=False)
+    with pytest.raises(UsageError, match=r"Kubernetes 1.36.3 is not in kubespray 9.8.7's checksum tables"):
+        TRACK.resolve(replace(install(tree), kubernetes="1.36.3"))
+
+
+def test_other_tracks_refuse_a_kubespray_checkout():
+    with pytest.raises(UsageError, match="--kubespray: this scenario installs with the `kubeadm` track"):
+        TRACKS["kubeadm"].resolve(InstallDef(track="kubeadm"), "/some/checkout")
+
+
+def test_what_the_kit_lacks_is_named_with_kubesprays_path(tree, tmp_path):
+    defaults = Defaults(tree, "9.8.7")
+    downloads = defaults.resolve(KUBE, {"kube_network_plugin": "cni"})
+    record = kit(tmp_path, defaults, leave_out=("runc", "pause"))
+    served = serving.serving(downloads, record)
+    assert not served.complete
+    assert served.problems() == ["file runc: github.com/example/runc/releases/download/v2.1.0/runc.amd64",
+                                 "image pause: registry.k8s.io/pause:9.1"]
+    assert sorted(served.files) == ["crictl", "kubeadm"]
+    sha = serving.sha256_of(served.files)
+    assert sha["kubeadm"] == hashlib.sha256(b"the kit's kubeadm\n").hexdigest()
+
+
+def test_docker_hub_images_match_with_or_without_their_prefix(tmp_path):
+    from harness.kubespray.downloads import Download
+
+    wanted = [Download("nginx", "image", ("kube_node",), repo="docker.io/library/nginx", tag="1.30.1-alpine")]
+    assert serving.serving(wanted, {"files": str(tmp_path), "images": {"nginx:1.30.1-alpine": {}}}).complete
+    assert not serving.serving(wanted, {"files": str(tmp_path), "images": {"nginx:1.30.0-alpine": {}}}).complete
+
+
+def test_preflight_refuses_a_kit_that_cannot_serve_before_any_machine(tree, tmp_path, monkeypatch):
+    from harness.artifacts import prerequisites
+
+    record = kit(tmp_path, Defaults(tree, "9.8.7"), leave_out=("crictl",))
+    asked = []
+    monkeypatch.setattr(prerequisites, "ensure_kit", lambda version, progress: asked.append(version) or record)
+    scenario = Scenario(name="s", summary="s", lab=LabDef(suite="sid", machines=(
+        MachineDef(name="cp1", role="control-plane"),)), install=install(tree))
+    with pytest.raises(UsageError) as err:
+        TRACK.preflight(scenario, Progress(quiet=True))
+    assert str(asked[0]) == KUBE
+    assert "the Kubernetes 1.40.1 kit cannot serve what kubespray 9.8.7 downloads" in str(err.value)
+    assert "file crictl: github.com/example/crictl/v1.40.0/crictl-linux.tgz" in str(err.value)
+    assert "No machine was created" in str(err.value)
+
+
+class FakeLab:
+    gateway = "192.168.150.1"
+    client_key = Path("/labs/demo/keys/id_ed25519")
+    IPS = {"cp1": "192.168.150.10", "w1": "192.168.150.11"}
+
+    def ip(self, machine):
+        return self.IPS[machine]
+
+    def host_public_key(self, machine):
+        return f"ssh-ed25519 AAAAkey{machine} root@{machine}"
+
+
+def test_the_install_steps_write_the_files_then_run_cluster_yml_then_fetch_admin_conf(tree, tmp_path):
+    defaults = Defaults(tree, "9.8.7")
+    record = kit(tmp_path, defaults)
+    machines = (MachineDef(name="cp1", role="control-plane"), MachineDef(name="w1", role="worker"))
+    scenario = Scenario(name="s", summary="s", lab=LabDef(suite="sid", machines=machines),
+                        install=install(tree, schedulable_control_plane=True))
+    roles = {"cp1": "control-plane", "w1": "worker"}
+    work = tmp_path / "run" / "install"
+    ctx = TRACK.context(scenario, FakeLab(), roles, {}, record, decide("qemu"), workdir=work)
+    steps = [s for s in plan(scenario, roles, {"cp1": {}, "w1": {}}, install=ctx) if s.phase == "install"]
+    assert [(s.machine, s.action, s.name) for s in steps] == [
+        ("host", "host-write", "kubespray: inventory.yml"), ("host", "host-write", "kubespray: known_hosts"),
+        ("host", "host-write", "kubespray: vars.yml"), ("host", "host-write", "kubespray: checksums.yml"),
+        ("host", "host-run", "kubespray: cluster.yml"), ("cp1", "fetch", "admin.conf")]
+    files = {Path(s.command).name: s.content for s in steps if s.action == "host-write"}
+    inventory = yaml.safe_load(files["inventory.yml"])["all"]
+    assert inventory["hosts"]["w1"] == {"ansible_host": "192.168.150.11", "ip": "192.168.150.11",
+                                        "access_ip": "192.168.150.11"}
+    assert list(inventory["children"]["kube_node"]["hosts"]) == ["cp1", "w1"]  # S2: the control plane too
+    assert files["known_hosts"] == ("192.168.150.10 ssh-ed25519 AAAAkeycp1\n"
+                                    "192.168.150.11 ssh-ed25519 AAAAkeyw1\n")
+    variables = yaml.safe_load(files["vars.yml"])
+    assert (variables["kube_version"], variables["files_repo"]) == (KUBE, "http://kubelab-host:8080")
+    assert variables["unsafe_show_logs"] is True
+    checksums = yaml.safe_load(files["checksums.yml"])
+    served = hashlib.sha256(b"the kit's kubeadm\n").hexdigest()
+    assert checksums["kubeadm_checksums"]["amd64"][KUBE] == f"sha256:{served}"
+    assert checksums["kubeadm_checksums"]["amd64"]["1.40.0"] == f"sha256:{kubespray_tree.SHA['d']}"  # upstream's row
+    run = steps[4]
+    assert run.host.argv[1:] == ("-i", str(work / "inventory.yml"), "-e", f"@{work / 'vars.yml'}",
+                                 "-e", f"@{work / 'checksums.yml'}", "cluster.yml")
+    assert run.host.cwd == tree and run.timeout == 5400.0
+    assert f"UserKnownHostsFile={work / 'known_hosts'}" in run.host.env["ANSIBLE_SSH_ARGS"]
+    assert steps[5].command == "cat /etc/kubernetes/admin.conf"
