@@ -347,10 +347,13 @@ def report(c, run_dir):
 
 
 # -- matrix ----------------------------------------------------------------------------
-def _matrix_axes(scenario, kubernetes, suite, containerd):
+def _matrix_axes(scenario, kubernetes, suite, containerd, kubespray=None, dry_run=True):
     from harness.matrix import axes
+    from harness.tracks import track_of
 
-    found = axes.from_options(scenario, kubernetes or (), suite or (), containerd or ())
+    found = axes.from_options(scenario, kubernetes or (), suite or (), containerd or (), kubespray, dry_run)
+    if kubespray and not any(track_of(s.install).takes_checkout for s in found.scenarios.values()):
+        raise UsageError("--kubespray: none of these scenarios installs with kubespray")
     for w in axes.warnings(found):
         print(f"warning: {w}", file=sys.stderr)
     return found
@@ -375,13 +378,14 @@ CONTAINERD_BUILT = CommaList(CONTAINERD)
     "compare": "a previous matrix.json: mark every cell that changed as `was -> now`",
     "dry_run": "print the plan, run nothing",
     "no_fanout": "boot a fresh lab for every scenario instead of restoring a cell's pooled lab",
+    "kubespray": "the kubespray checkout of the kubespray scenarios (else KUBELAB_KUBESPRAY, else install.kubespray)",
 })
 @harness_errors
 @checked(scenario=SCENARIOS, kubernetes=KUBERNETES_ROWS, suite=SUITES_AXIS, out=WritableFolder(),
          deadline=Positive("minutes"), max_vcpus=Integer(1), resume=Flag(), unsupported=Flag(),
-         compare=MATRIX_RECORD, dry_run=Flag(), no_fanout=Flag(), containerd=CONTAINERD_BUILT)
+         compare=MATRIX_RECORD, dry_run=Flag(), no_fanout=Flag(), containerd=CONTAINERD_BUILT, kubespray=KUBESPRAY)
 def matrix_run(c, scenario, kubernetes=None, suite="sid", out=None, deadline=None, max_vcpus=None, resume=False,
-               unsupported=False, compare=None, dry_run=False, no_fanout=False, containerd=None):
+               unsupported=False, compare=None, dry_run=False, no_fanout=False, containerd=None, kubespray=None):
     """Run scenarios across Kubernetes and containerd versions; pivot their facts into matrix.md/html."""
     import os
     import time
@@ -392,7 +396,7 @@ def matrix_run(c, scenario, kubernetes=None, suite="sid", out=None, deadline=Non
 
     if resume and not out:
         raise UsageError("--resume needs --out MATRIX_FOLDER (the matrix to resume)")
-    found = _matrix_axes(scenario, kubernetes, suite, containerd)
+    found = _matrix_axes(scenario, kubernetes, suite, containerd, kubespray, dry_run)
     previous = report.load(compare) if compare else None
     folder = out or paths.project_root() / "runs" / "matrix" / time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     problem = "" if out else writable_folder_problem(folder)  # --out was checked with the options
@@ -405,6 +409,11 @@ def matrix_run(c, scenario, kubernetes=None, suite="sid", out=None, deadline=Non
     if dry_run:
         return
     host.prepare()
+    from harness.tracks import track_of
+
+    for s in found.scenarios.values():  # before any machine: what each track needs (kubespray's downloads)
+        for v in (found.axes["kubernetes"] if s.install.installs_kubernetes else []):
+            track_of(s.install).preflight(s.with_kubernetes(v), Progress())
     prebuild.build_containerd(found.cells, found.scenarios, Progress())
     matrix = run.run(found.cells, found.scenarios, opts, found.axes, Progress())
     if previous:

@@ -27,6 +27,7 @@ class HostCommand:
     cwd: Path
     env: dict[str, str] = field(default_factory=dict)  # what kubelab adds to the host's environment
     path_prefix: str = ""                                 # put before the host's PATH
+    output: str = ""                                      # "ansible": read as ansible-playbook's output
 
     def shown(self) -> str:
         """One line for dry-run and the step log: `cd DIR && K=V ... command ...`."""

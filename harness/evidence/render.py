@@ -223,6 +223,26 @@ def _done(run: dict) -> list[tuple]:
             f.append(("log", (s["log"], s["log"])))
         title = f"{s.get('index', '')}. {s.get('name', DASH)} on {s.get('machine', DASH)}"
         doc += [("h", 3, f"{title} ({s.get('phase', DASH)} phase)"), ("code", s.get("command", "")), ("fields", f)]
+        if s.get("ansible"):
+            doc += _play(s["ansible"])
+    return doc
+
+
+def _play(play: dict) -> list[tuple]:
+    """An ansible-playbook step: its pace, the recap, the slowest tasks and every failure."""
+    rate = play.get("tasks_per_minute")
+    doc: list[tuple] = [("p", f"{play.get('tasks', 0)} tasks in {_secs(play.get('seconds'))} s"
+                              + (f" ({rate} per minute)" if rate is not None else "") + ".")]
+    if play.get("recap"):
+        keys = ("ok", "changed", "unreachable", "failed", "skipped", "rescued", "ignored")
+        doc.append(("table", ["host", *keys], [[h, *(str(r.get(k, DASH)) for k in keys)]
+                                              for h, r in sorted(play["recap"].items())]))
+    if play.get("slowest"):
+        doc.append(("table", ["slowest task", "play", "seconds"],
+                    [[t["task"], t["play"], _secs(t["seconds"])] for t in play["slowest"]]))
+    for f in play.get("failures", []):
+        doc += [("p", f"{'Ignored failure' if f.get('ignored') else 'Failed'}: {f['task']} on {f['host']} "
+                      f"({f['kind']}): {f['message']}"), ("code", f["line"])]
     return doc
 
 

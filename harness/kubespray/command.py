@@ -19,6 +19,8 @@ The environment:
   connection for 30 minutes after use (`ControlPersist=30m`); with the
   sockets in the run's own folder, the step can close them when the play
   ends (`ssh -O exit`), so no ssh process outlives the run.
+- ANSIBLE_NOCOWS: a host with cowsay installed would draw every banner as a
+  cow; the output is read line by line (play_log.py) and kept for readers.
 - PATH and VIRTUAL_ENV: the venv first, as if it were activated (kubespray's
   roles_path mentions $VIRTUAL_ENV).
 
@@ -56,6 +58,8 @@ def playbook_command(*, venv_bin: Path, checkout: Path, inventory: Path, vars_fi
         "ANSIBLE_CACHE_PLUGIN_CONNECTION": str(fact_cache),
         "ANSIBLE_SSH_CONTROL_PATH_DIR": str(control_dir),
         "VIRTUAL_ENV": str(venv_bin.parent),
+        # banners as text, not cowsay's drawings, wherever cowsay is installed (utils/display.py)
+        "ANSIBLE_NOCOWS": "1",
         **ssh_environment(ansible_cfg.read_text() if ansible_cfg_text is None else ansible_cfg_text, known_hosts),
     }
-    return HostCommand(argv=tuple(argv), cwd=checkout, env=env, path_prefix=str(venv_bin))
+    return HostCommand(argv=tuple(argv), cwd=checkout, env=env, path_prefix=str(venv_bin), output="ansible")

@@ -18,17 +18,23 @@ class Axes:
 
 
 def from_options(scenario_names: tuple[str, ...], kubernetes: tuple[str, ...], suites: tuple[str, ...],
-                 containerd: tuple[str, ...] = ()) -> Axes:
+                 containerd: tuple[str, ...] = (), kubespray: str | None = None, dry_run: bool = False) -> Axes:
     """`kubernetes` may be empty (the kit's default) or hold HOST; `suites` may be empty only
     with containerd releases (then every column is built from source). Versions as typed
-    (1.36.3, 2.2.9)."""
+    (1.36.3, 2.2.9). `kubespray`: the checkout for the scenarios whose track runs one."""
+    from dataclasses import replace
+
     from ..artifacts.versions import DEFAULT_KUBERNETES
     from ..scenario.files import find
     from ..scenario.load import load
+    from ..tracks import track_of
 
     scenarios = {}
     for name in scenario_names:
         s = load(find(name))
+        track = track_of(s.install)
+        s = replace(s, install=track.resolve(s.install, kubespray if track.takes_checkout else None,
+                                             required=not dry_run))
         scenarios[s.name] = s
     versions = tuple(v for v in kubernetes if v != HOST) or (DEFAULT_KUBERNETES,)
     built = tuple(v.lstrip("v") for v in containerd)

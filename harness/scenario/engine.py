@@ -306,12 +306,22 @@ class Engine:
     def _host_run(self, step: Step) -> None:
         """A command on the host (kubespray's ansible-playbook): its play and task names as the
         live detail, its whole output in the record; stopped with its children at the timeout."""
+        play = None
+        if step.host.output == "ansible":  # the play, the task and each host's counts as the live line
+            from ..kubespray.play_log import PlayLog
+
+            play = PlayLog(self.clock)
+
         def said(line: str) -> None:
-            if line.startswith(("PLAY [", "TASK [", "RUNNING HANDLER [")):
-                self.progress.update(line.rstrip(" *"))
+            if play is not None and play.feed(line):
+                self.progress.update(play.live())
 
         result = host_command.run(step.host, step.timeout, on_line=said)
         self.record.step(step.phase, step.name, HOST, result)
+        if play is not None:  # per-task times, the recap and each failure with its host and message
+            play.finish()
+            self.record.data["steps"][-1]["ansible"] = play.summary()
+            self.record.save()
         if result.exit_code is None:
             raise PhaseError(f"{step.phase}: {step.name} on the host did not finish within {step.timeout:g}s "
                              "(stopped with its children)" + result.tail_block(8))

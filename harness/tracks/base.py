@@ -15,6 +15,7 @@ class Track:
     arms_inside_install = False
     # the install section's keys besides `track` a scenario on this track may give
     install_keys: tuple[str, ...] = ()
+    takes_checkout = False  # runs a checkout the user brings (--kubespray)
 
     def resolve(self, install: InstallDef, kubespray: str | None = None, required: bool = True) -> InstallDef:
         """The install with what the command line adds (`--kubespray`), checked before anything runs;

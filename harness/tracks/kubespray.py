@@ -46,6 +46,7 @@ def settings(install: InstallDef) -> dict:
 class KubesprayTrack(Track):
     name = "kubespray"
     install_keys = ("kubernetes", "pod_cidr", "service_cidr", "cni", "kubespray", "schedulable_control_plane")
+    takes_checkout = True
 
     # -- before anything runs -------------------------------------------------------------
     def resolve(self, install: InstallDef, kubespray: str | None = None, required: bool = True) -> InstallDef:

@@ -17,7 +17,9 @@ from harness.scenario.load import load
 # The kind follows its install track: host scenarios install no Kubernetes, cluster ones do.
 SCENARIOS = {p.stem: load(p) for p in all_files()}
 HOST_SCENARIOS = [n for n, s in SCENARIOS.items() if s.install.track == "none"]
-CLUSTER_SCENARIOS = [n for n, s in SCENARIOS.items() if s.install.track != "none"]
+CLUSTER_SCENARIOS = [n for n, s in SCENARIOS.items() if s.install.track == "kubeadm"]
+# kubespray's run the user's checkout: tests/kubespray, with -m kubespray and KUBELAB_KUBESPRAY
+KUBESPRAY_SCENARIOS = [n for n, s in SCENARIOS.items() if s.install.track == "kubespray"]
 
 
 def tier(name: str) -> tuple:

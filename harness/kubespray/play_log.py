@@ -1,0 +1,167 @@
+"""ansible-playbook's output, read line by line as it streams: the play and task running, each
+host's outcome per task, each task's time, the failures with their host and message, and the
+recap. Lines are those of ansible-core's `default` stdout callback, which kubespray's
+ansible.cfg names (`stdout_callback = default`); formats as of ansible-core 2.18
+(lib/ansible/plugins/callback/default.py, lib/ansible/utils/display.py):
+
+    TASK [role : name] ****      banner: "%s [%s]" then stars (PLAY, TASK, RUNNING HANDLER, CLEANUP TASK)
+    ok: [cp1]                    "ok: [%s]", "changed: [%s]", "skipping: [%s]"
+    ok: [cp1] => (item=x)        a loop's item: "%s: [%s] => (item=%s)"
+    failed: [cp1] (item=x) => {...}
+    fatal: [cp1]: FAILED! => {...}       "fatal: [%s]: FAILED! => %s" (the result as JSON)
+    fatal: [cp1]: UNREACHABLE! => {...}
+    ...ignoring                  after a failure the task ignores
+    cp1 : ok=3 changed=1 unreachable=0 failed=0 skipped=2 rescued=0 ignored=0   (the recap)
+
+A host label may name a delegate (`cp1 -> localhost`); the host is what comes before ` -> `.
+Times are the host's clock at each banner, so they hold whatever callbacks are enabled.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+BANNER = re.compile(r"^(PLAY|TASK|RUNNING HANDLER|CLEANUP TASK) \[(.*)\]( \[CHECK MODE\])? \*+$")
+RECAP_BANNER = re.compile(r"^PLAY RECAP \*+$")
+RESULT = re.compile(r"^(ok|changed|skipping|failed|fatal): \[([^\]]+)\]"
+                    r"(?:: (FAILED|UNREACHABLE)!)?(?: \(item=.*?\))?(?: => (.*))?$")
+RECAP = re.compile(r"^(\S+)\s+: ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)\s+"
+                   r"skipped=(\d+)\s+rescued=(\d+)\s+ignored=(\d+)\s*$")
+RANK = {"skipping": 0, "ok": 1, "changed": 2, "ignored": 3, "failed": 4, "unreachable": 5}
+RECAP_KEYS = ("ok", "changed", "unreachable", "failed", "skipped", "rescued", "ignored")
+
+
+@dataclass
+class Task:
+    play: str
+    name: str
+    started: float
+    seconds: float | None = None
+    hosts: dict[str, str] = field(default_factory=dict)  # host -> ok | changed | skipping | failed | ...
+
+
+@dataclass(frozen=True)
+class Failure:
+    task: str
+    host: str
+    kind: str          # FAILED or UNREACHABLE
+    message: str       # the result's `msg` when it has one, else the whole result
+    line: str          # verbatim
+    ignored: bool = False
+
+
+class PlayLog:
+    def __init__(self, clock: Callable[[], float] = time.monotonic):
+        self.clock = clock
+        self.started = clock()
+        self.play = ""
+        self.tasks: list[Task] = []
+        self.failures: list[Failure] = []
+        self.recap: dict[str, dict[str, int]] = {}
+        self._in_recap = False
+
+    # -- reading ----------------------------------------------------------------------------
+    def feed(self, line: str) -> bool:
+        """One line of output; True when what the live line shows changed."""
+        line = line.rstrip("\n")
+        if RECAP_BANNER.match(line):
+            self._close()
+            self._in_recap = True
+            return True
+        m = BANNER.match(line)
+        if m:
+            self._in_recap = False
+            kind, name = m.group(1), m.group(2)
+            self._close()
+            if kind == "PLAY":
+                self.play = name
+            else:
+                self.tasks.append(Task(self.play, name, self.clock()))
+            return True
+        if self._in_recap:
+            r = RECAP.match(line)
+            if r:
+                self.recap[r.group(1)] = dict(zip(RECAP_KEYS, (int(x) for x in r.groups()[1:])))
+            return False
+        if line == "...ignoring" and self.failures:
+            last = self.failures[-1]
+            self.failures[-1] = Failure(last.task, last.host, last.kind, last.message, last.line, ignored=True)
+            if self.tasks:
+                self.tasks[-1].hosts[last.host] = "ignored"
+            return True
+        r = RESULT.match(line)
+        if not r or not self.tasks:
+            return False
+        status, label, bang, payload = r.groups()
+        host = label.split(" -> ")[0]
+        outcome = {"fatal": "unreachable" if bang == "UNREACHABLE" else "failed"}.get(status, status)
+        task = self.tasks[-1]
+        if RANK[outcome] >= RANK.get(task.hosts.get(host, "skipping"), 0):
+            task.hosts[host] = outcome
+        if status in ("fatal", "failed"):
+            self.failures.append(Failure(task.name, host, bang or "FAILED", _message(payload), line))
+        return True
+
+    def _close(self) -> None:
+        if self.tasks and self.tasks[-1].seconds is None:
+            self.tasks[-1].seconds = round(self.clock() - self.tasks[-1].started, 3)
+
+    def finish(self) -> None:
+        self._close()
+
+    # -- what it says -------------------------------------------------------------------------
+    def counts(self) -> dict[str, dict[str, int]]:
+        """Per host, how many tasks ended ok, changed, failed (ignored failures apart), so far."""
+        out: dict[str, dict[str, int]] = {}
+        for t in self.tasks:
+            for host, outcome in t.hosts.items():
+                c = out.setdefault(host, {"ok": 0, "changed": 0, "failed": 0})
+                if outcome in ("ok", "ignored"):
+                    c["ok"] += 1
+                elif outcome == "changed":
+                    c["changed"] += 1
+                elif outcome in ("failed", "unreachable"):
+                    c["failed"] += 1
+        return out
+
+    def live(self) -> str:
+        """One line for the console: the task, each host's counts, the time so far."""
+        task = self.tasks[-1].name if self.tasks else "(starting)"
+        hosts = "; ".join(f"{h} ok={c['ok']} changed={c['changed']} failed={c['failed']}"
+                          for h, c in sorted(self.counts().items()))
+        took = int(self.clock() - self.started)
+        return f"{self.play or 'ansible'}: {task}" + (f" | {hosts}" if hosts else "") + f" | {took // 60}m{took % 60:02d}s"
+
+    def slowest(self, n: int = 10) -> list[Task]:
+        return sorted((t for t in self.tasks if t.seconds is not None), key=lambda t: -t.seconds)[:n]
+
+    def summary(self) -> dict:
+        """What the run record keeps beside the verbatim output."""
+        seconds = round(self.clock() - self.started, 1)
+        return {
+            "tasks": len(self.tasks), "seconds": seconds,
+            "tasks_per_minute": round(len(self.tasks) / (seconds / 60), 1) if seconds > 0 else None,
+            "recap": self.recap, "counts": self.counts(),
+            "slowest": [{"play": t.play, "task": t.name, "seconds": t.seconds} for t in self.slowest()],
+            "failures": [{"task": f.task, "host": f.host, "kind": f.kind, "message": f.message,
+                          "ignored": f.ignored, "line": f.line} for f in self.failures],
+        }
+
+
+def _message(payload: str | None) -> str:
+    """A failed result's `msg` (kubespray's censored line has `censored` instead), else the whole result."""
+    if not payload:
+        return ""
+    try:
+        result = json.loads(payload)
+    except ValueError:
+        return payload
+    if isinstance(result, dict):
+        for key in ("msg", "censored", "stderr"):
+            if result.get(key):
+                return str(result[key])
+    return payload
