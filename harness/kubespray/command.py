@@ -21,6 +21,8 @@ The environment:
   ends (`ssh -O exit`), so no ssh process outlives the run.
 - ANSIBLE_NOCOWS: a host with cowsay installed would draw every banner as a
   cow; the output is read line by line (play_log.py) and kept for readers.
+- ANSIBLE_DISPLAY_SKIPPED_HOSTS: every task's banner when it starts, so
+  play_log.py times each task from its own banner.
 - PATH and VIRTUAL_ENV: the venv first, as if it were activated (kubespray's
   roles_path mentions $VIRTUAL_ENV).
 
@@ -60,6 +62,10 @@ def playbook_command(*, venv_bin: Path, checkout: Path, inventory: Path, vars_fi
         "VIRTUAL_ENV": str(venv_bin.parent),
         # banners as text, not cowsay's drawings, wherever cowsay is installed (utils/display.py)
         "ANSIBLE_NOCOWS": "1",
+        # kubespray's ansible.cfg hides skipped hosts, and then the default callback prints a
+        # task's banner only with its first shown result (callback/default.py, _task_start):
+        # shown at each task's start, the banners time every task, skipped ones included
+        "ANSIBLE_DISPLAY_SKIPPED_HOSTS": "True",
         **ssh_environment(ansible_cfg.read_text() if ansible_cfg_text is None else ansible_cfg_text, known_hosts),
     }
     return HostCommand(argv=tuple(argv), cwd=checkout, env=env, path_prefix=str(venv_bin), output="ansible")

@@ -153,15 +153,19 @@ class PlayLog:
 
 
 def _message(payload: str | None) -> str:
-    """A failed result's `msg` (kubespray's censored line has `censored` instead), else the whole result."""
+    """A failed result's `msg` (kubespray's censored line has `censored` instead) and, for a
+    command, the last line of its stderr (`non-zero return code` alone says little); else the
+    whole result."""
     if not payload:
         return ""
     try:
         result = json.loads(payload)
     except ValueError:
         return payload
-    if isinstance(result, dict):
-        for key in ("msg", "censored", "stderr"):
-            if result.get(key):
-                return str(result[key])
-    return payload
+    if not isinstance(result, dict):
+        return payload
+    said = str(result.get("msg") or result.get("censored") or "")
+    stderr = str(result.get("stderr") or "").strip().splitlines()
+    if stderr:
+        said = f"{said}: {stderr[-1]}" if said else stderr[-1]
+    return said or payload

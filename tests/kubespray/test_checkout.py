@@ -113,3 +113,48 @@ def test_ansible_inventory_reads_the_generated_inventory(ks, made_venv, tmp_path
     assert listed["kube_control_plane"]["hosts"] == ["cp1"] and listed["etcd"]["hosts"] == ["cp1"]
     assert sorted(listed["kube_node"]["hosts"]) == ["cp1", "w1"]
     assert set(listed["k8s_cluster"]["children"]) == {"kube_control_plane", "kube_node"}
+
+
+def test_the_play_log_reads_real_ansible_output_under_kubesprays_config(ks, made_venv, tmp_path):
+    """A play of the test's own on localhost, run as kubespray's would be (its ansible.cfg, the
+    venv, the host command): the live line, task times, the recap and a failure with its message."""
+    from harness.host_command import HostCommand, run
+    from harness.kubespray.play_log import PlayLog
+
+    (tmp_path / "play.yml").write_text("""\
+- name: kubelab's own play
+  hosts: all
+  gather_facts: false
+  tasks:
+    - name: Wait a little
+      command: sleep 1
+    - name: Fail on purpose
+      command: sh -c 'echo no such file >&2; exit 3'
+      ignore_errors: true
+    - name: Stop here
+      fail:
+        msg: the expected failure
+""")
+    cmd = playbook_command(venv_bin=made_venv.path / "bin", checkout=ks.path, inventory=tmp_path / "hosts",
+                           vars_file=tmp_path / "vars.yml", checksums_file=tmp_path / "checksums.yml",
+                           known_hosts=tmp_path / "known_hosts", fact_cache=tmp_path / "facts",
+                           control_dir=tmp_path / "cp", playbook=str(tmp_path / "play.yml"))
+    (tmp_path / "hosts").write_text("localhost ansible_connection=local ansible_python_interpreter=" +
+                                    str(made_venv.bin("python")) + "\n")
+    for name in ("vars.yml", "checksums.yml"):
+        (tmp_path / name).write_text("{}\n")
+    play = PlayLog()
+    lines = []
+    result = run(HostCommand(cmd.argv, cmd.cwd, cmd.env, cmd.path_prefix, cmd.output), 300,
+                 on_line=lambda line: (play.feed(line), lines.append(play.live())))
+    play.finish()
+    assert result.exit_code == 2, result.stdout[-2000:]
+    assert [t.name for t in play.tasks] == ["Wait a little", "Fail on purpose", "Stop here"]
+    assert play.tasks[0].seconds >= 1.0
+    assert [(f.task, f.host, f.ignored) for f in play.failures] == [("Fail on purpose", "localhost", True),
+                                                                    ("Stop here", "localhost", False)]
+    assert play.failures[0].message == "non-zero return code: no such file" and play.failures[1].message == "the expected failure"
+    # ansible's own recap, as read: the ignored command failure counts as ok and changed there
+    assert play.recap["localhost"] == {"ok": 2, "changed": 2, "unreachable": 0, "failed": 1, "skipped": 0,
+                                       "rescued": 0, "ignored": 1}
+    assert any("kubelab's own play: Stop here | localhost ok=1 changed=1 failed=1 |" in line for line in lines)
