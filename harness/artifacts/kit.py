@@ -23,7 +23,7 @@ from ..fsutil import write_json
 from ..progress import Progress
 from ..oci import catalog
 from ..serve import files as serve_files
-from . import build, components, gotool, store
+from . import archives, build, components, gotool, store
 from .versions import (CNI_PLUGINS, FLANNEL, FLANNEL_CNI_PLUGIN_MODULE, FLANNEL_CNI_PLUGIN_TAG, SUPPORTED_MINORS,
                        KubeVersion)
 
@@ -172,9 +172,18 @@ def file_links(version: KubeVersion, entries: dict[str, store.Entry]) -> dict[st
         release = f"release/{version.tag}/bin/linux/amd64/{c}"
         links[release] = links[f"dl.k8s.io/{release}"] = entries[c].path(c)
     cni = entries["cni-plugins"]
-    links.update({f"cni-plugins/{cni.data['module'].rpartition('@')[2]}/{name}": cni.path(name) for name in cni.files})
+    cni_v = cni.data['module'].rpartition('@')[2]
+    links.update({f"cni-plugins/{cni_v}/{name}": cni.path(name) for name in cni.files})
     crictl = entries["crictl"]
-    links[f"cri-tools/{crictl.data['module'].rpartition('@')[2]}/crictl"] = crictl.path("crictl")
+    crictl_v = crictl.data['module'].rpartition('@')[2]
+    links[f"cri-tools/{crictl_v}/crictl"] = crictl.path("crictl")
+    # the release archives, at the GitHub paths kubespray's download.yml builds (cni_download_url,
+    # crictl_download_url, kubespray v2.31.0): the CNI plugins the kit builds, and crictl
+    github = "github.com"
+    links[f"{github}/containernetworking/plugins/releases/download/{cni_v}/cni-plugins-linux-amd64-{cni_v}.tgz"] = \
+        archives.tar_gz(f"cni-plugins-linux-amd64-{cni_v}.tgz", {f"./{n}": cni.path(n) for n in cni.files})
+    links[f"{github}/kubernetes-sigs/cri-tools/releases/download/{crictl_v}/crictl-{crictl_v}-linux-amd64.tar.gz"] = \
+        archives.tar_gz(f"crictl-{crictl_v}-linux-amd64.tar.gz", {"crictl": crictl.path("crictl")})
     return links
 
 

@@ -9,6 +9,8 @@ different base URL:
     dl.k8s.io/release/v1.36.3/bin/linux/amd64/...   (the same, below the host kubespray names)
     cni-plugins/v1.9.1/{bridge,host-local,...}
     cri-tools/v1.36.0/crictl
+    github.com/containernetworking/plugins/releases/download/v1.9.1/cni-plugins-linux-amd64-v1.9.1.tgz
+    github.com/kubernetes-sigs/cri-tools/releases/download/v1.36.0/crictl-v1.36.0-linux-amd64.tar.gz
 """
 
 from __future__ import annotations

@@ -75,13 +75,15 @@ class KubesprayTrack(Track):
         install = scenario.install
         found, defaults = _checkout(install)
         kit = prerequisites.ensure_kit(KubeVersion.parse(install.kubernetes), progress)
-        served = serving.serving(defaults.resolve(install.kubernetes, settings(install)), kit)
+        wanted = defaults.resolve(install.kubernetes, settings(install))
+        served = serving.serving(wanted, kit)
         if not served.complete:
+            images = sum(1 for d in wanted if d.kind == "image") - len(served.missing_images)
             raise UsageError(
                 f"the Kubernetes {install.kubernetes} kit cannot serve what kubespray {found.version} downloads "
                 f"for it ({found.path}); missing:\n  " + "\n  ".join(served.problems())
-                + "\nNo machine was created. The kit builds kubeadm, kubelet, kubectl and kubeadm's images; "
-                  "the rest of kubespray's list is not built yet (README: the kubespray track)")
+                + f"\nNo machine was created. The kit serves {', '.join(sorted(served.files)) or 'no file'} and "
+                  f"{images} image(s) of the list; the rest is not built yet (README: the kubespray track)")
         _ensure_ansible(found, progress)
 
     # -- the run ----------------------------------------------------------------------------

@@ -104,6 +104,29 @@ def test_the_file_server_serves_the_kit_binaries(lab, node, kit):
     assert got == kit["components"]["kubeadm"]["sha256"]
 
 
+def test_the_file_server_serves_kubesprays_paths_with_the_sha256_kubelab_hands_it(node, kit):
+    """What kubespray fetches below files_repo (download.yml's kubeadm/kubelet/kubectl_download_url,
+    cni_download_url and crictl_download_url, kubespray v2.31.0), from a guest, against the sha256
+    the kubespray track puts in its checksums file (harness/kubespray/serving.py)."""
+    from pathlib import Path
+
+    from harness.artifacts import components
+    from harness.kubespray.serving import sha256_of
+
+    tree = Path(kit["files"])
+    cni = kit["components"]["cni-plugins"]["module"].rpartition("@")[2]
+    crictl = kit["components"]["crictl"]["module"].rpartition("@")[2]
+    wanted = [f"dl.k8s.io/release/{kit['kubernetes']}/bin/linux/amd64/{c}" for c in components.KUBERNETES_COMMANDS]
+    wanted += [f"github.com/containernetworking/plugins/releases/download/{cni}/cni-plugins-linux-amd64-{cni}.tgz",
+               f"github.com/kubernetes-sigs/cri-tools/releases/download/{crictl}/crictl-{crictl}-linux-amd64.tar.gz"]
+    handed = sha256_of({path: tree / path for path in wanted})
+    for path in wanted:
+        got = node.run(f"curl -fsS http://kubelab-host:8080/{path} | sha256sum", timeout=300, check=True).stdout
+        assert got.split()[0] == handed[path], path
+    listed = node.run(f"curl -fsS http://kubelab-host:8080/{wanted[-1]} | tar -tzf -", timeout=120, check=True).stdout
+    assert listed.split() == ["crictl"]
+
+
 def test_servers_listen_on_the_lab_network_only(lab):
     gateway = lab.state["network"]["gateway"]
     for name, state in lab.state["services"].items():

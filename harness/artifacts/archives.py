@@ -1,0 +1,57 @@
+"""Release archives in upstream's layout, made from the kit's own builds, for installers that
+download archives rather than binaries (kubespray's `files_repo`).
+
+The same members always give the same bytes (fixed order, owner, mode and time; gzip without a
+name or time), so the sha256 kubelab hands kubespray for an archive holds across rebuilds. An
+archive is kept under <cache>/artifacts/archives/<digest of its members>/, written atomically.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import os
+import tarfile
+from pathlib import Path
+
+from .. import paths
+
+MODE = 0o755  # every member is an executable, as upstream ships them
+
+
+def archives_dir() -> Path:
+    return paths.artifacts_dir() / "archives"
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def tar_gz(name: str, members: dict[str, Path]) -> Path:
+    """`name` (e.g. crictl-v1.36.0-linux-amd64.tar.gz) holding `members` (name in the archive ->
+    file), made once per set of member contents."""
+    digest = hashlib.sha256("".join(f"{arc}\0{_sha256(p)}\n" for arc, p in sorted(members.items())).encode()
+                            + name.encode()).hexdigest()[:16]
+    target = archives_dir() / digest / name
+    if target.is_file():
+        return target
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w", format=tarfile.GNU_FORMAT) as tar:
+        for arc, path in sorted(members.items()):
+            info = tarfile.TarInfo(arc)
+            info.size, info.mode, info.mtime = path.stat().st_size, MODE, 0
+            info.uid = info.gid = 0
+            info.uname = info.gname = "root"
+            with path.open("rb") as f:
+                tar.addfile(info, f)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = target.with_name(f".{name}.{os.getpid()}")
+    with staging.open("wb") as out, gzip.GzipFile(filename="", mode="wb", fileobj=out, mtime=0) as gz:
+        gz.write(raw.getvalue())
+    staging.rename(target)
+    return target
