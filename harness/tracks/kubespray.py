@@ -37,10 +37,23 @@ class KubesprayContext:
 
 
 def settings(install: InstallDef) -> dict:
-    """The variables a scenario's install section sets for kubespray (inventory-level choices)."""
-    return {"container_manager": "containerd",
-            "kube_network_plugin": install.cni if install.cni != "none" else "cni",
-            "kube_pods_subnet": install.pod_cidr, "kube_service_addresses": install.service_cidr}
+    """The variables a scenario's install section sets for kubespray (inventory-level choices).
+
+    flannel: the kit's images (flannel v0.28.4 and its CNI plugin, built from source and named as
+    upstream publishes them on ghcr.io), not the Docker Hub names and the CNI plugin tag kubespray
+    pins (download.yml: flannel_image_repo, flannel_init_image_repo, flannel_cni_version)."""
+    from ..artifacts.kit import FLANNEL_CNI_IMAGE, FLANNEL_IMAGE
+
+    out = {"container_manager": "containerd",
+           "kube_network_plugin": install.cni if install.cni != "none" else "cni",
+           "kube_pods_subnet": install.pod_cidr, "kube_service_addresses": install.service_cidr}
+    if install.cni == "flannel":
+        for prefix, ref in (("flannel", FLANNEL_IMAGE), ("flannel_init", FLANNEL_CNI_IMAGE)):
+            repo, tag = ref.rsplit(":", 1)
+            # below github_image_repo, which the vars file points at the lab registry
+            out[f"{prefix}_image_repo"] = "{{ github_image_repo }}" + repo.removeprefix("ghcr.io")
+            out[f"{prefix}_image_tag"] = tag
+    return out
 
 
 class KubesprayTrack(Track):

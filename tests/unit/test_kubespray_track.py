@@ -171,3 +171,16 @@ def test_the_install_steps_write_the_files_then_run_cluster_yml_then_fetch_admin
     assert run.host.cwd == tree and run.timeout == 5400.0
     assert f"UserKnownHostsFile={work / 'known_hosts'}" in run.host.env["ANSIBLE_SSH_ARGS"]
     assert steps[5].command == "cat /etc/kubernetes/admin.conf"
+
+
+def test_flannel_runs_the_kits_images_below_the_lab_registry(tree):
+    from harness.artifacts.kit import FLANNEL_CNI_IMAGE, FLANNEL_IMAGE
+    from harness.tracks.kubespray import settings
+
+    got = settings(replace(install(tree), cni="flannel"))
+    assert got["kube_network_plugin"] == "flannel"
+    assert (got["flannel_image_repo"], got["flannel_image_tag"]) == (
+        "{{ github_image_repo }}/flannel-io/flannel", FLANNEL_IMAGE.rsplit(":", 1)[1])
+    assert "{{ github_image_repo }}" + FLANNEL_CNI_IMAGE.removeprefix("ghcr.io").rsplit(":", 1)[0] == \
+        got["flannel_init_image_repo"]
+    assert "flannel_image_repo" not in settings(install(tree))  # cni: none
