@@ -105,10 +105,14 @@ class KubesprayTrack(Track):
 
     def record(self, scenario: Scenario, tuned) -> dict:
         install = scenario.install
+        from ..kubespray import tcg
+
         out = {"track": self.name, "kubernetes": install.kubernetes,
                "schedulable_control_plane": install.schedulable_control_plane,
-               "acceleration_profile": tuned.profile,
-               "note": "kubespray's own defaults: no setting for the acceleration is passed to it yet"}
+               "tuning": tuned.profile, "tuning_reason": tuned.why,
+               "kubespray_variables_for_the_acceleration": tcg.variables(tuned),
+               "note": "settings for TCG through kubespray's own variables (harness/kubespray/tcg.py)"
+               if tuned.is_tcg else "kubespray's defaults: nothing set for the acceleration"}
         if install.kubespray:
             out["kubespray"] = _checkout(install)[0].record()
         return out
@@ -124,7 +128,7 @@ class KubesprayTrack(Track):
         kit = kit or kits.load_kit(KubeVersion.parse(install.kubernetes))
         files = serving.serving(defaults.resolve(install.kubernetes, settings(install)), kit).files
         machines = [(m, lab.ip(m), roles[m]) for m in roles]
-        return _context(install, machines, lab.host_public_key, lab.client_key, tuned.is_tcg,
+        return _context(install, machines, lab.host_public_key, lab.client_key, tuned,
                         workdir or Path("install"), found, defaults, serving.sha256_of(files))
 
     def dry_context(self, scenario: Scenario, facts: dict | None, tuned):
@@ -133,7 +137,7 @@ class KubesprayTrack(Track):
         machines = [(m, f"<address of {m}>", roles[m]) for m in roles]
         found, defaults = _checkout(install) if install.kubespray else (None, None)
         return _context(install, machines, lambda m: f"ssh-ed25519 <the-lab's-pinned-host-key-of-{m}>",
-                        Path("<the lab's client key>"), tuned.is_tcg, Path("<run folder>/install"),
+                        Path("<the lab's client key>"), tuned, Path("<run folder>/install"),
                         found, defaults, None)
 
     def steps(self, install: InstallDef, ctx: KubesprayContext, make_step, at_point,
@@ -166,11 +170,11 @@ def _ensure_ansible(found, progress) -> None:
     checkout.check_ansible(found, checkout.ansible_core_version(output))
 
 
-def _context(install: InstallDef, machines, host_key, client_key: Path, is_tcg: bool, workdir: Path,
+def _context(install: InstallDef, machines, host_key, client_key: Path, tuned, workdir: Path,
              found, defaults, sha256: dict | None) -> KubesprayContext:
     """The files and the command, from the machines as (name, address, role) and the checkout
     (None in a dry-run without one: placeholders say what the run reads from it)."""
-    from ..kubespray import inventory, offline
+    from ..kubespray import inventory, offline, tcg
     from ..kubespray.command import playbook_command
     from ..kubespray.venv import for_requirements
     from ..serve import files as serve_files
@@ -191,7 +195,7 @@ def _context(install: InstallDef, machines, host_key, client_key: Path, is_tcg: 
     else:
         header = f"kubelab, for kubespray {found.version} ({found.path})"
         variables = offline.extra_vars(defaults, install.kubernetes, f"http://{SERVER_HOST}:{serve_files.PORT}",
-                                       f"{SERVER_HOST}:{REGISTRY_PORT}", settings(install))
+                                       f"{SERVER_HOST}:{REGISTRY_PORT}", {**settings(install), **tcg.variables(tuned)})
         files[paths["vars.yml"]] = offline.dump(variables, header)
         downloads = defaults.resolve(install.kubernetes, settings(install))
         if sha256 is None:  # a dry-run: which rows the run fills with the kit's sha256
@@ -204,4 +208,4 @@ def _context(install: InstallDef, machines, host_key, client_key: Path, is_tcg: 
         command = playbook_command(venv_bin=venv_bin, checkout=found.path, **command_paths)
     control_plane = next(h.name for h in hosts if "kube_control_plane" in h.groups)
     return KubesprayContext(control_plane, tuple((str(p), t) for p, t in files.items()), command,
-                            PLAY_TIMEOUT_S[is_tcg])
+                            PLAY_TIMEOUT_S[tuned.is_tcg])

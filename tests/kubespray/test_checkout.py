@@ -158,3 +158,18 @@ def test_the_play_log_reads_real_ansible_output_under_kubesprays_config(ks, made
     assert play.recap["localhost"] == {"ok": 2, "changed": 2, "unreachable": 0, "failed": 1, "skipped": 0,
                                        "rescued": 0, "ignored": 1}
     assert any("kubelab's own play: Stop here | localhost ok=1 changed=1 failed=1 |" in line for line in lines)
+
+
+def test_every_variable_kubelab_sets_for_tcg_is_one_kubespray_defines(ks):
+    """A misspelt variable is silently ignored by Ansible: each name kubelab sets must be a
+    role default of this checkout (roles/**/defaults), the place kubespray documents it."""
+    from harness.kubespray.tcg import variables
+    from harness.tuning import decide
+
+    defined = set()
+    for f in ks.path.glob("roles/**/defaults/**/*.yml"):
+        data = yaml.safe_load(f.read_text())
+        if isinstance(data, dict):
+            defined |= set(data)
+    wanted = variables(decide("qemu"))
+    assert wanted and sorted(set(wanted) - defined) == []

@@ -15,6 +15,7 @@ from harness.kubespray.downloads import Defaults
 from harness.model import InstallDef, LabDef, MachineDef, Scenario
 from harness.progress import Progress
 from harness.scenario.plan import plan
+from harness.kubespray.tcg import variables as tcg_variables
 from harness.tracks import TRACKS
 from harness.tuning import decide
 
@@ -184,3 +185,22 @@ def test_flannel_runs_the_kits_images_below_the_lab_registry(tree):
     assert "{{ github_image_repo }}" + FLANNEL_CNI_IMAGE.removeprefix("ghcr.io").rsplit(":", 1)[0] == \
         got["flannel_init_image_repo"]
     assert "flannel_image_repo" not in settings(install(tree))  # cni: none
+
+
+def test_the_vars_file_carries_the_tcg_allowances_only_under_tcg(tree, tmp_path):
+    defaults = Defaults(tree, "9.8.7")
+    record = kit(tmp_path, defaults)
+    machines = (MachineDef(name="cp1", role="control-plane"), MachineDef(name="w1", role="worker"))
+    scenario = Scenario(name="s", summary="s", lab=LabDef(suite="sid", machines=machines), install=install(tree))
+    roles = {"cp1": "control-plane", "w1": "worker"}
+
+    def vars_file(tuned):
+        ctx = TRACK.context(scenario, FakeLab(), roles, {}, record, tuned, workdir=tmp_path / "w")
+        return yaml.safe_load(dict(ctx.files)[str(tmp_path / "w" / "vars.yml")]), ctx.timeout
+
+    under_tcg, tcg_timeout = vars_file(decide("qemu"))
+    under_kvm, kvm_timeout = vars_file(decide("kvm", "kvm"))
+    assert under_tcg["etcd_election_timeout"] == "5000" and "etcd_election_timeout" not in under_kvm
+    assert set(under_tcg) - set(under_kvm) == set(tcg_variables(decide("qemu")))
+    assert (tcg_timeout, kvm_timeout) == (5400.0, 2700.0)
+    assert TRACK.record(scenario, decide("kvm", "kvm"))["kubespray_variables_for_the_acceleration"] == {}

@@ -1,0 +1,33 @@
+"""The TCG allowances in kubespray's variables (harness/kubespray/tcg.py): the same values the
+kubeadm track uses (harness/tuning.py), only under TCG."""
+
+import yaml
+
+from harness import tuning
+from harness.kubespray import tcg
+from harness.tuning import decide
+
+
+def test_under_kvm_kubespray_keeps_its_defaults():
+    assert tcg.variables(decide("kvm", "kvm")) == {}
+    # a TCG host told to claim KVM keeps TCG's timings, here as in the kubeadm track
+    assert tcg.variables(decide("kvm", "qemu")) == tcg.variables(decide("qemu"))
+
+
+def test_under_tcg_the_kubeadm_tracks_values_in_kubesprays_names():
+    got = tcg.variables(decide("qemu"))
+    le, etcd = tuning.TCG_LEADER_ELECTION, tuning.TCG_ETCD
+    assert got["kube_controller_manager_leader_elect_lease_duration"] == le["leader-elect-lease-duration"] == "60s"
+    assert got["kube_scheduler_leader_elect_renew_deadline"] == le["leader-elect-renew-deadline"]
+    assert got["kube_kubeadm_controller_extra_args"] == {"leader-elect-retry-period": "5s"}
+    assert got["kube_scheduler_leader_elect_extra_opts"] == {"retryPeriod": "5s"}
+    assert (got["etcd_heartbeat_interval"], got["etcd_election_timeout"]) == ("500", "5000")
+    assert got["etcd_extra_vars"] == {"ETCD_UNSAFE_NO_FSYNC": etcd["unsafe-no-fsync"]}
+    assert got["kube_asymmetric_encryption_algorithm"] == "ECDSA-P256"
+    assert got["kubelet_custom_flags"] == ["--housekeeping-interval=30s"]
+    patches = {p["target"]: p for p in got["kubeadm_patches"]}
+    assert sorted(patches) == ["kube-apiserver", "kube-controller-manager", "kube-scheduler"]
+    assert all(p["type"] == "strategic" for p in patches.values())
+    assert patches["kube-apiserver"]["patch"] == yaml.safe_load(tuning.tcg_patches()["kube-apiserver+strategic.yaml"])
+    container = patches["kube-apiserver"]["patch"]["spec"]["containers"][0]
+    assert container["readinessProbe"] == {"periodSeconds": 10} and container["startupProbe"]["failureThreshold"] == 90
