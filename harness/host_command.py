@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from .model import HOST  # noqa: F401 - the machine name a host step is recorded under (callers import it here)
 from .remote.result import CommandResult
 
-HOST = "host"  # the machine name a host step is recorded under
 STOP_GRACE_S = 15.0  # SIGTERM, then this long before SIGKILL
 
 

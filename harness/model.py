@@ -22,6 +22,7 @@ ROLES = ("control-plane", "worker", "node")
 # Targets: every machine, a role, one machine (`@name` or `name`), or the cluster's API.
 ROLE_SELECTORS = {"@control-plane": "control-plane", "@workers": "worker"}
 CLUSTER = "cluster"
+HOST = "host"  # the machine kubelab runs on: its steps (ansible-playbook) and what they recorded
 NOT_SET = object()
 
 
@@ -85,10 +86,18 @@ class InstallDef:
     kubespray: str = ""
     kubespray_source: str = ""
     schedulable_control_plane: bool = False
+    # the scenario's fault stops kubespray's play: a failed task is the expected failure,
+    # which `ansible-failure` checks read (kubeadm's init_fails, for the kubespray track)
+    play_fails: bool = False
 
     @property
     def installs_kubernetes(self) -> bool:
         return self.track != "none"
+
+    @property
+    def expected_to_stop(self) -> bool:
+        """The fault is meant to stop the install (kubeadm init, kubespray's play)."""
+        return self.init_fails or self.play_fails
 
 
 @dataclass(frozen=True)

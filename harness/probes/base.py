@@ -49,7 +49,7 @@ class Probe:
         result = remote.run(command, timeout=PROBE_TIMEOUT)
         return self.parse(result), result.exit_code
 
-    target = "machine"  # or "cluster": where the probe reads
+    target = "machine"  # or "cluster" (the API) or "host" (what the run's host steps recorded)
     poll_interval = 0.0  # seconds between polls; 0: the engine's default (a quarter second)
 
     def describe(self) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from ..model import CLUSTER, ROLE_SELECTORS
+from ..model import CLUSTER, HOST, ROLE_SELECTORS
 from ..params import Param
 from .yamlsrc import Source, format_path
 
@@ -112,14 +112,16 @@ class Checker:
                            "a kebab-case name (lowercase letters, digits, dashes)")
 
     def target(self, value, path, cluster: bool = False) -> str:
-        """`@all`, `@control-plane`, `@workers`, a machine (`name` or `@name`); `cluster` for API probes."""
+        """`@all`, `@control-plane`, `@workers`, a machine (`name` or `@name`); `cluster` for API
+        probes and `host` for what the host steps recorded."""
         if value is None:
             return "@all"
-        allowed = "`@all`, `@control-plane`, `@workers`, `@<machine>` or a machine name" + (", or `cluster`" if cluster else "")
+        allowed = ("`@all`, `@control-plane`, `@workers`, `@<machine>` or a machine name"
+                   + (", `cluster` or `host`" if cluster else ""))
         text = self.string(value, path, allowed=allowed)
         if text is None:
             return "@all"
-        if text == "@all" or (cluster and text == CLUSTER):
+        if text == "@all" or (cluster and text in (CLUSTER, HOST)):
             return text
         if text in ROLE_SELECTORS:
             role = ROLE_SELECTORS[text]

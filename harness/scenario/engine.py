@@ -426,7 +426,10 @@ class Engine:
     def _observe(self, step: Step, entry) -> dict:
         check = self._filled_check(step.check)
         probe = make_probe(check.probe.kind, check.probe.args)
-        reader = self._cluster_client() if step.machine == CLUSTER else self.lab.remote(step.machine)
+        if step.machine == HOST:  # what the host steps recorded: their plays so far
+            reader = [s["ansible"] for s in self.record.data["steps"] if s.get("ansible")]
+        else:
+            reader = self._cluster_client() if step.machine == CLUSTER else self.lab.remote(step.machine)
         budget = f", up to {check.within:g}s" if check.within else ""
         with self.progress.activity(f"{step.phase}: waiting for {check.name} on {step.machine} "
                                     f"({check.expected() or 'a reading'}{budget})"):
@@ -470,7 +473,7 @@ class Engine:
     def _facts_of(self, machine: str) -> dict:
         """What the plan's version gates read for this machine (the release installed too)."""
         facts = with_release(self.scenario, self.facts)
-        if machine == CLUSTER:
+        if machine in (CLUSTER, HOST):
             return cluster_facts(facts, {m: self.lab.role(m) for m in self.lab.machines})
         return facts.get(machine, {})
 

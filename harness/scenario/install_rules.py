@@ -99,25 +99,29 @@ def read_install(c: Checker, raw, path, lab: LabDef | None) -> InstallDef:
         if others:
             c.bad(("lab", "machines"), f"the {track} track takes roles control-plane and worker; "
                                        f"{', '.join(others)} {'has' if len(others) == 1 else 'have'} another")
-    kubespray, schedulable = _kubespray_keys(c, m, path)
+    kubespray, schedulable, play_fails = _kubespray_keys(c, m, path)
     return InstallDef(track, version, cidrs["pod_cidr"], cidrs["service_cidr"], cni if cni in CNIS else "flannel",
                       tuple(prepare), pinned is not False, preload is not False, init_fails is True,
                       durations["kubelet_health_check"], init_fails_versions, durations["kubernetes_api_call"],
                       kubespray=kubespray, kubespray_source="install.kubespray" if kubespray else "",
-                      schedulable_control_plane=schedulable)
+                      schedulable_control_plane=schedulable, play_fails=play_fails)
 
 
-def _kubespray_keys(c: Checker, m: dict, path) -> tuple[str, bool]:
-    """install.kubespray (a checkout, relative to the scenario file's folder) and
-    install.schedulable_control_plane (the control plane in kube_node too)."""
+def _kubespray_keys(c: Checker, m: dict, path) -> tuple[str, bool, bool]:
+    """install.kubespray (a checkout, relative to the scenario file's folder),
+    install.schedulable_control_plane (the control plane in kube_node too) and
+    install.play_fails (the fault stops the play)."""
     checkout = ""
     if "kubespray" in m:
         value = c.string(m["kubespray"], path + ("kubespray",), allowed="the path of a kubespray checkout")
         if value:
             where = Path(c.src.where(path + ("kubespray",))[0]).parent
             checkout = str((where / Path(value).expanduser()).resolve())
-    schedulable = m.get("schedulable_control_plane", False)
-    if not isinstance(schedulable, bool):
-        c.bad(path + ("schedulable_control_plane",), f"found {show(schedulable)}; allowed: true or false")
-        schedulable = False
-    return checkout, schedulable
+    flags = []
+    for key in ("schedulable_control_plane", "play_fails"):
+        value = m.get(key, False)
+        if not isinstance(value, bool):
+            c.bad(path + (key,), f"found {show(value)}; allowed: true or false")
+            value = False
+        flags.append(value)
+    return checkout, flags[0], flags[1]

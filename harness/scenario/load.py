@@ -16,7 +16,7 @@ import hashlib
 from pathlib import Path
 
 from ..errors import ScenarioError
-from ..model import API_VERSION, FAULT_PHASES, KIND, Scenario
+from ..model import API_VERSION, FAULT_PHASES, HOST, KIND, Scenario
 from ..tracks import TRACKS, track_of
 from .checker import Checker, show
 from .imports import substitute, with_imports
@@ -69,6 +69,14 @@ def validate(src: Source, path: Path, problems: list[str], claim_ids: set | None
         if f.phase in FAULT_PHASES[1:] and not track.arms_inside_install:
             c.bad(("faults", i, "phase"), f"found {f.phase!r}; allowed without the {_tracks('arms_inside_install')} "
                                           "track: before-install")
+    for section, checks in (("expect", expect), ("verify", verify), ("observe", observe)):
+        raw = top.get(section) if isinstance(top.get(section), list) else []
+        for chk in checks:
+            if chk.target == HOST and not track.records_plays:
+                i = next(j for j, item in enumerate(raw) if isinstance(item, dict) and item.get("name") == chk.name)
+                c.bad((section, i, "probe"), f"probe `{chk.probe.kind}` reads the plays of the "
+                                             f"{_tracks('records_plays')} track; this scenario installs with "
+                                             f"`{install.track}`")
     if faults and not expect and not top.get("expect"):
         c.bad(("expect",), "a scenario with faults needs at least one expectation (what the fault looks like)")
     raw_recover = top.get("recover") if isinstance(top.get("recover"), list) else []

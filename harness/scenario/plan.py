@@ -79,8 +79,8 @@ def targets(selector: str, roles: dict[str, str]) -> list[str]:
     """The machines a selector names, in lab order; `cluster` names the cluster itself."""
     if selector == "@all":
         return list(roles)
-    if selector == CLUSTER:
-        return [CLUSTER]
+    if selector in (CLUSTER, HOST):
+        return [selector]
     if selector in ROLE_SELECTORS:
         return [m for m, role in roles.items() if role == ROLE_SELECTORS[selector]]
     return [selector[1:] if selector.startswith("@") else selector]
@@ -151,10 +151,11 @@ def plan(scenario: Scenario, roles: dict[str, str], facts: dict[str, dict], cont
     machines = roles  # selectors resolve against names and roles
     facts = with_release(scenario, facts)
     facts = {**facts, CLUSTER: cluster_facts(facts, roles)}
+    facts[HOST] = facts[CLUSTER]  # what the host steps ran against: the cluster's versions
     faults = faults_of(scenario, roles, facts)
     armed = [] if control else faults
     # an init the fault is meant to stop (where its version range holds: unknown facts count as held)
-    init_stops = (scenario.install.init_fails and not control
+    init_stops = (scenario.install.expected_to_stop and not control
                   and (not facts_known or in_ranges(scenario.install.init_fails_versions, facts[CLUSTER])))
     steps: list[Step] = _fault_steps(armed, "armed-check", "before-install", inject_phase="arm")
     # what a scenario leaves out of the install (host preparation, the version in the config) is

@@ -73,13 +73,15 @@ def _check(c: Checker, raw, path, kind: str) -> Check | None:
     claims = _claim_ids(c, m.get("claims"), path + ("claims",))
     if name is None or probe is None:
         return None
-    on_cluster = PROBES[probe.kind].target == "cluster"
-    default_target = "cluster" if on_cluster else None
+    reads = PROBES[probe.kind].target  # machine, cluster or host
+    default_target = reads if reads in ("cluster", "host") else None
     target = c.target(m.get("target", default_target), path + ("target",), cluster=True)
-    if on_cluster != (target == "cluster"):
-        c.bad(path + ("target",), f"found {target!r}; allowed: "
-              + ("`cluster` (probe `%s` reads the cluster's API)" % probe.kind if on_cluster
-                 else "a machine selector (probe `%s` runs on machines)" % probe.kind))
+    placed = target if target in ("cluster", "host") else "machine"
+    if placed != reads:
+        c.bad(path + ("target",), f"found {target!r}; allowed: " + {
+            "cluster": f"`cluster` (probe `{probe.kind}` reads the cluster's API)",
+            "host": f"`host` (probe `{probe.kind}` reads what the run's host steps recorded)",
+            "machine": f"a machine selector (probe `{probe.kind}` runs on machines)"}[reads])
     return Check(name=name, probe=probe, target=target, at=str(at or ""),
                  pattern=m.get("pattern"), absent=m.get("absent"), count=count,
                  equals=m.get("equals", NOT_SET), within=within, stable_for=stable_for, versions=versions,

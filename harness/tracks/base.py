@@ -16,6 +16,7 @@ class Track:
     # the install section's keys besides `track` a scenario on this track may give
     install_keys: tuple[str, ...] = ()
     takes_checkout = False  # runs a checkout the user brings (--kubespray)
+    records_plays = False   # its host steps record ansible plays, which `ansible-failure` reads
 
     def resolve(self, install: InstallDef, kubespray: str | None = None, required: bool = True) -> InstallDef:
         """The install with what the command line adds (`--kubespray`), checked before anything runs;

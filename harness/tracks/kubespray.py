@@ -58,8 +58,10 @@ def settings(install: InstallDef) -> dict:
 
 class KubesprayTrack(Track):
     name = "kubespray"
-    install_keys = ("kubernetes", "pod_cidr", "service_cidr", "cni", "kubespray", "schedulable_control_plane")
+    install_keys = ("kubernetes", "pod_cidr", "service_cidr", "cni", "kubespray", "schedulable_control_plane",
+                    "play_fails")
     takes_checkout = True
+    records_plays = True
 
     # -- before anything runs -------------------------------------------------------------
     def resolve(self, install: InstallDef, kubespray: str | None = None, required: bool = True) -> InstallDef:
@@ -144,10 +146,12 @@ class KubesprayTrack(Track):
               init_may_fail: bool = False) -> list:
         out = [make_step(HOST, "host-write", f"kubespray: {Path(path).name}", path, content=content)
                for path, content in ctx.files]
+        # a play the fault is meant to stop (`play_fails`) is recorded, and the expectations judge it
         out.append(make_step(HOST, "host-run", "kubespray: cluster.yml", "", host=ctx.command,
-                             timeout=ctx.timeout, note="kubespray cluster.yml against the lab"))
+                             timeout=ctx.timeout, note="kubespray cluster.yml against the lab",
+                             may_fail=init_may_fail))
         out.append(make_step(ctx.control_plane, "fetch", "admin.conf", f"cat {ADMIN_CONF}",
-                             note="the admin kubeconfig kubespray's kubeadm wrote"))
+                             note="the admin kubeconfig kubespray's kubeadm wrote", may_fail=init_may_fail))
         return out
 
 

@@ -339,3 +339,23 @@ def test_host_steps_write_their_file_then_run_on_the_host_and_both_are_recorded(
     assert "all:\n  hosts: {cp1: {}}" in (engine.record.directory / written["log"]).read_text()
     assert (ran["machine"], ran["exit_code"]) == ("host", 0)
     assert "PLAY [all]\nall:\n  hosts: {cp1: {}}" in (engine.record.directory / ran["log"]).read_text()
+
+
+def test_a_host_check_reads_the_plays_the_host_steps_recorded(tmp_path):
+    from harness.evidence.record import RunRecord
+    from harness.model import Check, ProbeRef
+    from harness.progress import Progress
+    from harness.scenario.plan import Step
+
+    from .test_host_probes import plays
+
+    scenario = scenario_file(tmp_path, "")
+    engine = Engine(scenario, Options(runs_root=tmp_path / "runs"), FakeLabs(None), Progress(quiet=True))
+    engine.record = RunRecord.create(scenario, "fault", "bookworm", tmp_path / "runs")
+    engine.record.data["steps"].append({"name": "kubespray: cluster.yml", "machine": "host", "ansible": plays()[0]})
+    check = Check(name="download-404", probe=ProbeRef("ansible-failure", {"task": "^download :", "host": "node1"}),
+                  target="host", pattern="HTTP Error 404")
+    step = Step("expect", "host", "check", check.name, "", check, "expect")
+    obs = engine._observe(step, {"started_at": 0.0})
+    assert obs["met"] is True and obs["machine"] == "host"
+    assert '"response": "HTTP Error 404: File not found"' in obs["matched"]

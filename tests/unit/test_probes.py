@@ -154,7 +154,9 @@ def test_every_probe_kind_has_a_parser_test():
     tested = {"sysctl", "module-loaded", "swaps", "unit-state", "file-exists", "file-content", "journal",
               "containerd-config", "command", "ca-cert-hash",
               # in test_cluster_probes.py:
-              "node-ready", "node-podcidr", "pods", "pod-logs", "events", "dns", "service-reaches-pods", "pods-reach-pods"}
+              "node-ready", "node-podcidr", "pods", "pod-logs", "events", "dns", "service-reaches-pods", "pods-reach-pods",
+              # in test_host_probes.py:
+              "ansible-failure"}
     assert set(PROBES) == tested
 
 

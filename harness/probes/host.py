@@ -1,0 +1,40 @@
+"""Probes that read what the run's host steps recorded, not a machine or the API: a kubespray
+failure is a failed Ansible task with a name, a host and a message (harness/kubespray/play_log.py),
+and a scenario expects it the way a kubeadm scenario expects `kubeadm init`'s error."""
+
+from __future__ import annotations
+
+import re
+
+from ..params import Param
+from .base import Probe, Reading
+
+
+class HostProbe(Probe):
+    target = "host"
+
+    def observe(self, plays, command: str) -> tuple[Reading, int | None]:
+        """`plays`: the play summaries of the run's host steps so far (run.json's steps[].ansible)."""
+        return self.read(plays), None
+
+
+class AnsibleFailure(HostProbe):
+    kind = "ansible-failure"
+    ARGS = {"task": Param(str, required=False, help="a regex the failed task's name must match"),
+            "host": Param(str, required=False, help="the inventory host that failed")}
+
+    def command(self, ctx=None) -> str:
+        only = [f"task ~ {self.args['task']!r}" if self.args["task"] else "",
+                f"host {self.args['host']}" if self.args["host"] else ""]
+        return ("the failed tasks of the install's ansible-playbook, from its recorded output"
+                + "".join(f"; {o}" for o in only if o))
+
+    def read(self, plays) -> Reading:
+        """value: how many tasks failed (ignored failures apart); text: each as
+        `TASK [name] on host: message`, then its verbatim line, e.g.
+        `fatal: [node1]: FAILED! => {"attempts": 4, "changed": false, ..., "msg": "Request failed", ...}`."""
+        task, host = self.args["task"], self.args["host"]
+        found = [f for p in plays for f in p.get("failures", []) if not f.get("ignored")
+                 and (not task or re.search(task, f["task"])) and (not host or f["host"] == host)]
+        text = "\n".join(f"TASK [{f['task']}] on {f['host']}: {f['message']}\n{f['line']}" for f in found)
+        return Reading(len(found), text)

@@ -1,0 +1,78 @@
+"""`ansible-failure`: a kubespray failure as an expectation. It reads the plays the run's host
+steps recorded (run.json's steps[].ansible, from harness/kubespray/play_log.py); the loader
+allows it only where the track records plays, and the plan places it on `host`."""
+
+import textwrap
+
+import pytest
+
+from harness.kubespray.play_log import PlayLog
+from harness.probes import make
+from harness.scenario.load import load
+from harness.scenario.plan import plan
+
+from .test_kubespray_play_log import NOT_FOUND, OUTPUT
+
+
+def plays():
+    play = PlayLog(lambda: 0.0)
+    for line in OUTPUT.splitlines():
+        play.feed(line)
+    play.finish()
+    return [play.summary()]
+
+
+def test_failed_tasks_are_read_with_their_line_ignored_ones_apart():
+    reading, code = make("ansible-failure", {}).observe(plays(), "")
+    assert code is None and reading.value == 2  # the ignored runc failure is not one
+    assert reading.text.splitlines()[:2] == ["TASK [download : Download_file | Download item] on node1: Request failed",
+                                             NOT_FOUND]
+    only = make("ansible-failure", {"task": r"^download :", "host": "node2"}).observe(plays(), "")[0]
+    assert only.value == 1 and only.text.startswith("TASK [download : Download_file | Download item] on node2: "
+                                                     "Failed to connect to the host via ssh")
+    assert make("ansible-failure", {"task": "no such task"}).observe(plays(), "")[0].value == 0
+    assert make("ansible-failure", {}).observe([], "")[0].value == 0  # no play recorded (yet)
+
+
+def scenario(tmp_path, track, checkout=""):
+    f = tmp_path / "s.yaml"
+    f.write_text(textwrap.dedent(f"""\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: s
+        summary: a kubespray failure expected
+        lab:
+          suite: sid
+          machines: [{{name: cp1, role: control-plane}}]
+        install: {{track: {track}{checkout}}}
+        expect:
+          - name: download-404
+            probe: {{ansible-failure: {{task: Download_file}}}}
+            pattern: 'HTTP Error 404'
+        """))
+    return f
+
+
+def test_the_plan_places_it_on_the_host_after_the_install(tmp_path):
+    s = load(scenario(tmp_path, "kubespray", ", play_fails: true"))
+    assert s.expect[0].target == "host" and s.install.play_fails and s.install.expected_to_stop
+    from harness.tracks import track_of
+    from harness.tuning import decide
+
+    ctx = track_of(s.install).dry_context(s, None, decide("qemu"))
+    steps = plan(s, {"cp1": "control-plane"}, {"cp1": {}}, install=ctx)
+    run, fetch = [st for st in steps if st.action in ("host-run", "fetch")]
+    assert run.may_fail and fetch.may_fail  # the play the fault stops is judged by the expectations
+    [check] = [st for st in steps if st.action == "check"]
+    assert (check.phase, check.machine) == ("expect", "host")
+    assert check.line() == ("[expect] host: the failed tasks of the install's ansible-playbook, from its recorded "
+                            "output; task ~ 'Download_file'    # download-404: pattern 'HTTP Error 404'")
+
+
+def test_only_a_track_that_records_plays_may_expect_a_failed_task(tmp_path):
+    from harness.errors import ScenarioError
+
+    with pytest.raises(ScenarioError) as err:
+        load(scenario(tmp_path, "kubeadm"))
+    assert "s.yaml:11: expect[0].probe: probe `ansible-failure` reads the plays of the kubespray track; " \
+           "this scenario installs with `kubeadm`" in str(err.value)
