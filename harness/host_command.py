@@ -19,6 +19,7 @@ from .model import HOST  # noqa: F401 - the machine name a host step is recorded
 from .remote.result import CommandResult
 
 STOP_GRACE_S = 15.0  # SIGTERM, then this long before SIGKILL
+AFTER_TIMEOUT_S = 60.0
 
 
 @dataclass(frozen=True)
@@ -28,13 +29,15 @@ class HostCommand:
     env: dict[str, str] = field(default_factory=dict)  # what kubelab adds to the host's environment
     path_prefix: str = ""                                 # put before the host's PATH
     output: str = ""                                      # "ansible": read as ansible-playbook's output
+    after: tuple[str, ...] = ()                           # run once it ended, however it ended (cleanup)
 
     def shown(self) -> str:
         """One line for dry-run and the step log: `cd DIR && K=V ... command ...`."""
         env = [f"{k}={shlex.quote(v)}" for k, v in sorted(self.env.items())]
         if self.path_prefix:
             env.append(f'PATH={shlex.quote(self.path_prefix)}:"$PATH"')
-        return f"cd {shlex.quote(str(self.cwd))} && {' '.join(env + [shlex.join(self.argv)])}"
+        shown = f"cd {shlex.quote(str(self.cwd))} && {' '.join(env + [shlex.join(self.argv)])}"
+        return shown + (f"; {shlex.join(self.after)}" if self.after else "")
 
     def environment(self, base: dict[str, str] | None = None) -> dict[str, str]:
         """The full environment to run with: the host's (or `base`) plus kubelab's."""
@@ -87,4 +90,11 @@ def run(cmd: HostCommand, timeout: float, on_line: Callable[[str], None] | None 
         raise
     finally:
         reader.join(timeout=10)
+        if cmd.after:  # even after a timeout or an interrupt: nothing of the command may outlive it
+            try:
+                done = subprocess.run(list(cmd.after), cwd=cmd.cwd, env=cmd.environment(), stdin=subprocess.DEVNULL,
+                                      capture_output=True, text=True, timeout=AFTER_TIMEOUT_S)
+                lines.append(done.stdout + done.stderr)
+            except (OSError, subprocess.TimeoutExpired) as exc:
+                lines.append(f"kubelab: `{shlex.join(cmd.after)}` did not complete: {exc}\n")
     return CommandResult(HOST, cmd.shown(), code, "".join(lines), "", started_wall, clock() - started)

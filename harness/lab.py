@@ -93,6 +93,7 @@ class Lab:
             "objects": {"networks": [], "volumes": [], "domains": []},
             "snapshots": {},
             "kubernetes": spec.kubernetes,
+            "node_image": spec.node_image,
             "containerd": spec.containerd,
             "requested_network": spec.network,
             "services": {},

@@ -31,7 +31,8 @@ FLANNEL_IMAGE = f"ghcr.io/flannel-io/flannel:{FLANNEL}"
 FLANNEL_CNI_IMAGE = f"ghcr.io/flannel-io/flannel-cni-plugin:{FLANNEL_CNI_PLUGIN_TAG}"
 TOOLBOX_IMAGE = catalog.TOOLBOX_IMAGE  # kubelab's own test image
 
-KIT_SCHEMA = 1
+# 2: the file tree also holds kubespray's paths (dl.k8s.io/..., the CNI and crictl archives)
+KIT_SCHEMA = 2
 
 
 def kits_dir() -> Path:

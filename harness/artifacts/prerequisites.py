@@ -54,6 +54,10 @@ def kit_problems(tag: str) -> list[str]:
     record, why = _read(kits_dir() / f"kubernetes-{tag}.json")
     if record is None:
         return [why]
+    from .kit import KIT_SCHEMA
+
+    if record.get("schema") != KIT_SCHEMA:
+        return [f"it was made by an older kubelab (kit schema {record.get('schema')}, now {KIT_SCHEMA})"]
     try:
         problems = entries_state("component", record["components"]) + entries_state("image", record["images"])
         problems += [f"{what} {record[key]} is missing" for key, what in (("registry", "registry storage"),

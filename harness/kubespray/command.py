@@ -62,10 +62,18 @@ def playbook_command(*, venv_bin: Path, checkout: Path, inventory: Path, vars_fi
         "VIRTUAL_ENV": str(venv_bin.parent),
         # banners as text, not cowsay's drawings, wherever cowsay is installed (utils/display.py)
         "ANSIBLE_NOCOWS": "1",
+        "ANSIBLE_NOCOLOR": "1",  # whatever the user's environment forces: the output is parsed
         # kubespray's ansible.cfg hides skipped hosts, and then the default callback prints a
         # task's banner only with its first shown result (callback/default.py, _task_start):
         # shown at each task's start, the banners time every task, skipped ones included
         "ANSIBLE_DISPLAY_SKIPPED_HOSTS": "True",
         **ssh_environment(ansible_cfg.read_text() if ansible_cfg_text is None else ansible_cfg_text, known_hosts),
     }
-    return HostCommand(argv=tuple(argv), cwd=checkout, env=env, path_prefix=str(venv_bin), output="ansible")
+    return HostCommand(argv=tuple(argv), cwd=checkout, env=env, path_prefix=str(venv_bin), output="ansible",
+                       after=close_masters(control_dir))
+
+
+def close_masters(control_dir: Path) -> tuple[str, ...]:
+    """`ssh -O exit` for every master connection the play left in `control_dir`."""
+    return ("sh", "-c", 'for s in "$1"/*; do [ -S "$s" ] && ssh -o ControlPath="$s" -O exit lab 2>&1; done; true',
+            "close-ssh-masters", str(control_dir))

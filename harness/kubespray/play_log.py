@@ -14,6 +14,8 @@ ansible.cfg names (`stdout_callback = default`); formats as of ansible-core 2.18
     cp1 : ok=3 changed=1 unreachable=0 failed=0 skipped=2 rescued=0 ignored=0   (the recap)
 
 A host label may name a delegate (`cp1 -> localhost`); the host is what comes before ` -> `.
+A result shown verbosely (an `assert`'s failure, `-v`) is indented JSON on the lines after
+`=> {`; it is read to its closing brace.
 Times are the host's clock at each banner, so they hold whatever callbacks are enabled.
 """
 
@@ -22,7 +24,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 BANNER = re.compile(r"^(PLAY|TASK|RUNNING HANDLER|CLEANUP TASK) \[(.*)\]( \[CHECK MODE\])? \*+$")
@@ -31,6 +33,7 @@ RESULT = re.compile(r"^(ok|changed|skipping|failed|fatal): \[([^\]]+)\]"
                     r"(?:: (FAILED|UNREACHABLE)!)?(?: \(item=.*?\))?(?: => (.*))?$")
 RECAP = re.compile(r"^(\S+)\s+: ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)\s+"
                    r"skipped=(\d+)\s+rescued=(\d+)\s+ignored=(\d+)\s*$")
+MAX_RESULT_LINES = 400  # an indented result longer than this is kept as read so far
 RANK = {"skipping": 0, "ok": 1, "changed": 2, "ignored": 3, "failed": 4, "unreachable": 5}
 RECAP_KEYS = ("ok", "changed", "unreachable", "failed", "skipped", "rescued", "ignored")
 
@@ -63,6 +66,7 @@ class PlayLog:
         self.failures: list[Failure] = []
         self.recap: dict[str, dict[str, int]] = {}
         self._in_recap = False
+        self._pending: tuple[int, list[str]] | None = None  # a failure whose JSON is still being printed
 
     # -- reading ----------------------------------------------------------------------------
     def feed(self, line: str) -> bool:
@@ -82,14 +86,25 @@ class PlayLog:
             else:
                 self.tasks.append(Task(self.play, name, self.clock()))
             return True
+        if self._pending is not None:  # a result printed as indented JSON: read up to its end
+            self._pending[1].append(line)
+            payload = "\n".join(self._pending[1])
+            if _parses(payload) or BANNER.match(line) or len(self._pending[1]) > MAX_RESULT_LINES:
+                index, _ = self._pending
+                f = self.failures[index]
+                self.failures[index] = Failure(f.task, f.host, f.kind, _message(payload), f.line + "\n" + payload)
+                self._pending = None
+            return False
         if self._in_recap:
             r = RECAP.match(line)
             if r:
                 self.recap[r.group(1)] = dict(zip(RECAP_KEYS, (int(x) for x in r.groups()[1:])))
             return False
         if line == "...ignoring" and self.failures:
+            # once per host after its task's failures (a loop prints one failed line per item)
             last = self.failures[-1]
-            self.failures[-1] = Failure(last.task, last.host, last.kind, last.message, last.line, ignored=True)
+            self.failures = [replace(f, ignored=True) if (f.task, f.host) == (last.task, last.host) else f
+                             for f in self.failures]
             if self.tasks:
                 self.tasks[-1].hosts[last.host] = "ignored"
             return True
@@ -104,6 +119,8 @@ class PlayLog:
             task.hosts[host] = outcome
         if status in ("fatal", "failed"):
             self.failures.append(Failure(task.name, host, bang or "FAILED", _message(payload), line))
+            if payload is not None and payload.strip() == "{":  # verbose: the JSON follows on its own lines
+                self._pending = (len(self.failures) - 1, ["{"])
         return True
 
     def _close(self) -> None:
@@ -115,14 +132,15 @@ class PlayLog:
 
     # -- what it says -------------------------------------------------------------------------
     def counts(self) -> dict[str, dict[str, int]]:
-        """Per host, how many tasks ended ok, changed, failed (ignored failures apart), so far."""
+        """Per host, how many tasks ended ok (changed ones included, as the recap counts them),
+        changed, failed (ignored failures apart), so far."""
         out: dict[str, dict[str, int]] = {}
         for t in self.tasks:
             for host, outcome in t.hosts.items():
                 c = out.setdefault(host, {"ok": 0, "changed": 0, "failed": 0})
-                if outcome in ("ok", "ignored"):
+                if outcome in ("ok", "changed", "ignored"):
                     c["ok"] += 1
-                elif outcome == "changed":
+                if outcome == "changed":
                     c["changed"] += 1
                 elif outcome in ("failed", "unreachable"):
                     c["failed"] += 1
@@ -150,6 +168,14 @@ class PlayLog:
             "failures": [{"task": f.task, "host": f.host, "kind": f.kind, "message": f.message,
                           "ignored": f.ignored, "line": f.line} for f in self.failures],
         }
+
+
+def _parses(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _message(payload: str | None) -> str:

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from .. import paths, provenance
 from ..progress import Progress
+from ..tracks import track_of
 from . import report, schedule
 from .cells import HOST
 
@@ -233,6 +234,8 @@ def _run_scenario(state, cell, name, scenarios, opts, progress, deadline, entry,
     while attempts < 2 and not state.stop.is_set():
         attempts += 1
         cmd = list((opts.command or _scenario_cmd)(name, cell))
+        if track_of(scenario.install).takes_checkout and scenario.install.kubespray:
+            cmd += ["--kubespray", scenario.install.kubespray]  # the checkout the matrix resolved
         if opts.fanout and _shared(cell, scenarios, scenario):
             try:
                 pooled = _pool(state, pools, scenario, cell, progress)

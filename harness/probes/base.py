@@ -34,6 +34,7 @@ class Context:
 class Probe:
     kind: ClassVar[str]
     ARGS: ClassVar[dict[str, Param]] = {}
+    REGEX_ARGS: ClassVar[tuple[str, ...]] = ()  # arguments the loader compiles as regular expressions
 
     def __init__(self, **args):
         self.args = resolve(self.ARGS, args)

@@ -22,6 +22,7 @@ class AnsibleFailure(HostProbe):
     kind = "ansible-failure"
     ARGS = {"task": Param(str, required=False, help="a regex the failed task's name must match"),
             "host": Param(str, required=False, help="the inventory host that failed")}
+    REGEX_ARGS = ("task",)
 
     def command(self, ctx=None) -> str:
         only = [f"task ~ {self.args['task']!r}" if self.args["task"] else "",

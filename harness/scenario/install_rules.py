@@ -27,7 +27,8 @@ def read_install(c: Checker, raw, path, lab: LabDef | None) -> InstallDef:
         else:
             c.bad(path, f"found {raw!r}; allowed: none, or a mapping like {{track: {raw}, kubernetes: <version>}}")
         return InstallDef()
-    track = raw.get("track") if isinstance(raw, dict) else None
+    found = raw.get("track") if isinstance(raw, dict) else None
+    track = found if isinstance(found, str) else None  # a list or mapping is no track name
     if track in TRACKS and TRACKS[track].installs_kubernetes:
         # each track takes its own keys; another track's key is named as such
         keys = TRACKS[track].install_keys
@@ -41,7 +42,7 @@ def read_install(c: Checker, raw, path, lab: LabDef | None) -> InstallDef:
     if m is None:
         return InstallDef()
     if track not in INSTALL_TRACKS:
-        c.bad(path + ("track",), f"found {show(track)}; allowed: {', '.join(INSTALL_TRACKS)}")
+        c.bad(path + ("track",), f"found {show(found)}; allowed: {', '.join(INSTALL_TRACKS)}")
         return InstallDef()
     if track not in IMPLEMENTED_TRACKS:
         c.bad(path + ("track",), f"found {track!r}; the {track} track is not available in this kubelab yet; "

@@ -37,6 +37,15 @@ class LabHandle:
         return self.lab.machine(machine)["role"]
 
     @property
+    def client_key(self):
+        """The lab's SSH client key (an installer that logs in itself: kubespray's inventory)."""
+        return self.lab.client_key
+
+    def host_public_key(self, machine: str) -> str:
+        """A machine's pinned host key, for a known_hosts of the lab's."""
+        return self.lab.host_public_key(machine)
+
+    @property
     def gateway(self) -> str:
         """The lab network's host address (where its registry listens)."""
         return self.lab.state["network"]["gateway"]
@@ -88,15 +97,17 @@ FANOUT_TAG = "kubelab-fanout-base"
 def lab_spec(scenario, suite: str, name: str, backend: str | None = None) -> LabSpec:
     """The lab a scenario asks for (what BackendLabs creates, and what a pool is keyed by)."""
     machines = tuple(MachineSpec(m.name, m.role, m.cpus, m.memory) for m in scenario.lab.machines)
-    kubernetes = track_of(scenario.install).node_image_release(scenario.install)
+    track = track_of(scenario.install)
+    kubernetes = track.node_image_release(scenario.install)
     return LabSpec(name, suite, backend or scenario.lab.backend or "libvirt", machines, kubernetes=kubernetes,
-                   network=scenario.lab.network, preload=scenario.install.preload,
+                   node_image=track.boots_node_image, network=scenario.lab.network, preload=scenario.install.preload,
                    containerd=scenario.lab.containerd or None)
 
 
 def shape(spec: LabSpec) -> tuple:
     """What two scenarios must agree on to share a pooled lab."""
-    return (spec.suite, spec.backend, spec.machines, spec.kubernetes, spec.network, spec.preload, spec.containerd)
+    return (spec.suite, spec.backend, spec.machines, spec.kubernetes, spec.network, spec.preload, spec.containerd,
+            spec.node_image)
 
 
 def make_pool_lab(spec: LabSpec, progress) -> Lab:
@@ -139,7 +150,8 @@ class PooledLabs:
         want = shape(lab_spec(scenario, suite, name, lab.state["backend"]))
         have = (lab.state["suite"], lab.state["backend"],
                 tuple(MachineSpec(m["name"], m["role"], m["cpus"], m["memory_mib"]) for m in lab.state["machines"]),
-                lab.state.get("kubernetes"), lab.state.get("requested_network"), lab.state.get("containerd"))
+                lab.state.get("kubernetes"), lab.state.get("requested_network"), lab.state.get("containerd"),
+                lab.state.get("node_image", True))
         if want[:5] + want[6:] != have:
             raise UsageError(f"--lab {self.lab_name}: that lab ({have[0]}, {[m.name for m in have[2]]}, "
                              f"kubernetes {have[3]}) is not the lab scenario {scenario.name} asks for "

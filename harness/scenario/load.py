@@ -16,7 +16,7 @@ import hashlib
 from pathlib import Path
 
 from ..errors import ScenarioError
-from ..model import API_VERSION, FAULT_PHASES, HOST, KIND, Scenario
+from ..model import API_VERSION, CLUSTER, FAULT_PHASES, HOST, KIND, Scenario
 from ..tracks import TRACKS, track_of
 from .checker import Checker, show
 from .imports import substitute, with_imports
@@ -72,11 +72,23 @@ def validate(src: Source, path: Path, problems: list[str], claim_ids: set | None
     for section, checks in (("expect", expect), ("verify", verify), ("observe", observe)):
         raw = top.get(section) if isinstance(top.get(section), list) else []
         for chk in checks:
+            if chk.at and not track.arms_inside_install:
+                i = next(j for j, item in enumerate(raw) if isinstance(item, dict) and item.get("name") == chk.name)
+                c.bad((section, i, "at"), f"found {chk.at!r}; points inside the install exist only on the "
+                                          f"{_tracks('arms_inside_install')} track")
+            if install.play_fails and chk.target == CLUSTER and not track.reinstalls:
+                i = next(j for j, item in enumerate(raw) if isinstance(item, dict) and item.get("name") == chk.name)
+                c.bad((section, i, "target"), "a play the fault stops (`install.play_fails`) leaves no cluster to "
+                                              "check, and this track cannot reinstall; check the host's play or "
+                                              "the machines")
             if chk.target == HOST and not track.records_plays:
                 i = next(j for j, item in enumerate(raw) if isinstance(item, dict) and item.get("name") == chk.name)
                 c.bad((section, i, "probe"), f"probe `{chk.probe.kind}` reads the plays of the "
                                              f"{_tracks('records_plays')} track; this scenario installs with "
                                              f"`{install.track}`")
+    if install.play_fails and verify_layers and not track.reinstalls:
+        c.bad(("verify",), "a play the fault stops (`install.play_fails`) leaves no cluster for the verify layers, "
+                           "and this track cannot reinstall")
     if faults and not expect and not top.get("expect"):
         c.bad(("expect",), "a scenario with faults needs at least one expectation (what the fault looks like)")
     raw_recover = top.get("recover") if isinstance(top.get("recover"), list) else []

@@ -31,6 +31,9 @@ def _check(c: Checker, raw, path, kind: str) -> Check | None:
             c.bad(path + ("probe", pkind), f"unknown probe `{pkind}`; allowed: {', '.join(PROBES)}")
         else:
             args = c.params(pargs, path + ("probe", pkind), PROBES[pkind].ARGS, f"probe `{pkind}`")
+            for arg in PROBES[pkind].REGEX_ARGS:  # a regex argument is compiled now, not after the install
+                if args.get(arg) is not None:
+                    c.regex(args[arg], path + ("probe", pkind, arg))
             probe = ProbeRef(pkind, dict(args))
     elif "probe" in m:
         c.bad(path + ("probe",), f"found {show(praw)}; allowed: one probe as `{{kind: {{args}}}}`, kinds: {', '.join(PROBES)}")

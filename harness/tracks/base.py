@@ -28,8 +28,11 @@ class Track:
     def preflight(self, scenario: Scenario, progress) -> None:
         """What must hold before any machine exists (exit 2 with what is missing)."""
 
+    boots_node_image = True  # with a kit: boot the node image (False: the suite's plain image, the kit served)
+
     def node_image_release(self, install: InstallDef) -> str | None:
-        """The Kubernetes release ("v1.36.3") the lab's node image carries; None: the suite's plain image."""
+        """The Kubernetes release ("v1.36.3") whose kit serves the lab (and whose node image it boots,
+        unless `boots_node_image` is False); None: no kit, the suite's plain image."""
         return None
 
     def record(self, scenario: Scenario, tuned) -> dict | None:

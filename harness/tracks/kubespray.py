@@ -102,8 +102,10 @@ class KubesprayTrack(Track):
         _ensure_ansible(found, progress)
 
     # -- the run ----------------------------------------------------------------------------
+    boots_node_image = False  # kubespray installs Kubernetes itself, on the suite's image
+
     def node_image_release(self, install: InstallDef) -> str | None:
-        return None  # kubespray installs Kubernetes itself, on the suite's image
+        return f"v{install.kubernetes}"  # the kit its file server and registry serve
 
     def record(self, scenario: Scenario, tuned) -> dict:
         install = scenario.install

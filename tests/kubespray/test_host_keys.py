@@ -82,3 +82,23 @@ def test_kubesprays_own_settings_would_accept_the_wrong_key(ks, made_venv, lab):
     pin(lab, lab["other"])
     code, output, ran = ansible_raw(ks, made_venv, lab, kubelab_env=False)
     assert code == 0 and ran, output
+
+
+def test_the_host_step_closes_the_ssh_masters_the_play_left(ks, made_venv, lab):
+    import time
+
+    pin(lab, lab["host"])
+    code, output, ran = ansible_raw(ks, made_venv, lab, kubelab_env=True)
+    assert code == 0 and ran, output
+    sockets = [s for s in lab["control"].iterdir() if s.is_socket()]
+    assert sockets  # kubespray's ControlPersist=30m keeps a master per host after the play
+    d = lab["dir"]
+    after = playbook_command(venv_bin=made_venv.path / "bin", checkout=ks.path, inventory=d / "inventory.yml",
+                             vars_file=d / "vars.yml", checksums_file=d / "checksums.yml",
+                             known_hosts=d / "known_hosts", fact_cache=d / "facts",
+                             control_dir=lab["control"]).after
+    subprocess.run(list(after), capture_output=True, text=True, timeout=60, check=True)
+    deadline = time.monotonic() + 10
+    while any(s.exists() for s in sockets) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not any(s.exists() for s in sockets)

@@ -91,11 +91,12 @@ def test_failures_carry_task_host_and_message_censored_or_not():
 
 def test_counts_the_live_line_and_the_recap():
     play, clock = read()
-    assert play.counts() == {"node1": {"ok": 2, "changed": 1, "failed": 1},
-                             "node2": {"ok": 3, "changed": 1, "failed": 1}}
+    # ok counts changed tasks too, as ansible's recap does
+    assert play.counts() == {"node1": {"ok": 3, "changed": 1, "failed": 1},
+                             "node2": {"ok": 4, "changed": 1, "failed": 1}}
     clock.now = 100.0 + 125
     assert play.live() == ("Prepare nodes for upgrade: download : Download_file | Download item | "
-                           "node1 ok=2 changed=1 failed=1; node2 ok=3 changed=1 failed=1 | 2m05s")
+                           "node1 ok=3 changed=1 failed=1; node2 ok=4 changed=1 failed=1 | 2m05s")
     assert play.recap["node1"] == {"ok": 2, "changed": 1, "unreachable": 0, "failed": 1, "skipped": 144,
                                    "rescued": 0, "ignored": 1}
     summary = play.summary()
@@ -110,3 +111,34 @@ def test_only_banners_and_results_move_the_live_line():
     assert not play.feed("ok: [node1]")  # a result before any task is not a task's
     assert play.feed("TASK [debug] ****") and play.feed("ok: [node1]")
     assert not play.feed('    "msg": "a multi-line result"')
+
+
+def test_a_verbose_result_is_read_to_its_closing_brace():
+    """An `assert` that fails prints its result as indented JSON (action/assert.py sets
+    _ansible_verbose_always, ansible-core 2.18)."""
+    play = PlayLog(Clock())
+    for line in ["TASK [validate_inventory : Stop if even number of etcd hosts] ****",
+                 "fatal: [cp1]: FAILED! => {",
+                 '    "assertion": "groups.etcd | length is not divisibleby 2",',
+                 '    "changed": false,',
+                 '    "evaluated_to": false,',
+                 '    "msg": "Assertion failed"',
+                 "}",
+                 "TASK [next] ****", "ok: [cp1]"]:
+        play.feed(line)
+    [f] = play.failures
+    assert (f.task, f.host, f.message) == ("validate_inventory : Stop if even number of etcd hosts", "cp1",
+                                           "Assertion failed")
+    assert f.line.splitlines()[0] == "fatal: [cp1]: FAILED! => {" and f.line.endswith("}")
+    assert [t.name for t in play.tasks][-1] == "next" and play.tasks[-1].hosts == {"cp1": "ok"}
+
+
+def test_ignoring_after_a_loop_marks_every_item_of_that_host():
+    play = PlayLog(Clock())
+    for line in ["TASK [loop] ****",
+                 'failed: [cp1] (item=a) => {"msg": "first"}',
+                 'failed: [cp1] (item=b) => {"msg": "second"}',
+                 'failed: [w1] (item=a) => {"msg": "w1 first"}',
+                 "...ignoring"]:
+        play.feed(line)
+    assert [(f.host, f.ignored) for f in play.failures] == [("cp1", False), ("cp1", False), ("w1", True)]

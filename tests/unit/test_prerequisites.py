@@ -39,7 +39,9 @@ def write_kit(cache) -> dict:
 
     registry, files = cache / "artifacts" / "registry" / "r1", cache / "artifacts" / "files" / VERSION.tag
     registry.mkdir(parents=True), files.mkdir(parents=True)
-    record = {"kubernetes": VERSION.tag, "kubeadm_images": ["registry.k8s.io/pause:3.10.2"],
+    from harness.artifacts.kit import KIT_SCHEMA
+
+    record = {"schema": KIT_SCHEMA, "kubernetes": VERSION.tag, "kubeadm_images": ["registry.k8s.io/pause:3.10.2"],
               "components": {"kubeadm": put("a" * 64, "kubeadm", b"kubeadm binary"),
                              "etcd": put("b" * 64, "etcd", b"etcd binary")},
               "images": {"registry.k8s.io/pause:3.10.2": {**put("c" * 64, "index.json", b"{}"), "manifest": "m"}},
@@ -94,6 +96,17 @@ def test_a_kit_missing_a_part_is_built_again(cache, gone):
     build = Builder()
     prerequisites.ensure_kit(VERSION, Notes(), build=build, check=KubeVersion.parse)
     assert len(build.calls) == 1
+
+
+def test_a_kit_an_older_kubelab_made_is_made_again_saying_why(cache):
+    from harness.artifacts.kit import KIT_SCHEMA, kits_dir
+
+    record = write_kit(cache)
+    (kits_dir() / f"kubernetes-{VERSION.tag}.json").write_text(json.dumps({**record, "schema": KIT_SCHEMA - 1}))
+    build, notes = Builder(), Notes()
+    prerequisites.ensure_kit(VERSION, notes, build=build, check=KubeVersion.parse)
+    assert len(build.calls) == 1
+    assert f"made by an older kubelab (kit schema {KIT_SCHEMA - 1}, now {KIT_SCHEMA})" in notes.lines[0]
 
 
 def test_a_version_the_proxy_refuses_is_refused_before_building():

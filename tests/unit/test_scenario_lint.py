@@ -189,7 +189,7 @@ CASES = [
         lab: {suite: sid, machines: [{name: cp1, role: control-plane}]}
         """,
          "bad.yaml:5: install.preload: unknown key `preload`; allowed: track, kubernetes, pod_cidr, service_cidr, "
-         "cni, kubespray, schedulable_control_plane (a key of the kubeadm track)",
+         "cni, kubespray, schedulable_control_plane, play_fails (a key of the kubeadm track)",
          "bad.yaml:5: install.schedulable_control_plane: found 'yes please'; allowed: true or false"),
     case("kubespray-key-on-the-kubeadm-track", """\
         apiVersion: kubelab/v1
@@ -202,6 +202,28 @@ CASES = [
          "bad.yaml:5: install.kubespray: unknown key `kubespray`; allowed: track, kubernetes, pod_cidr, "
          "service_cidr, cni, prepare, kubernetes_version_in_config, preload, init_fails, kubelet_health_check, "
          "kubernetes_api_call (a key of the kubespray track)"),
+    # kubespray's failure as an expectation: a valid regex, and nothing after the play that needs a cluster
+    case("ansible-failure-with-a-broken-regex-and-a-point-kubespray-lacks", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        install: {track: kubespray, play_fails: true}
+        lab: {suite: sid, machines: [{name: cp1, role: control-plane}]}
+        expect:
+          - {name: failed, probe: {ansible-failure: {task: "(Download"}}, equals: 1}
+          - {name: early, at: before-cni, probe: {ansible-failure: {}}, equals: 0}
+          - {name: ready, probe: {node-ready: {}}, equals: 1}
+        verify:
+          - {layers: all}
+        """,
+         "bad.yaml:8: expect[0].probe.ansible-failure.task: found '(Download'; allowed: a valid regular expression "
+         "(missing ), unterminated subpattern at position 0)",
+         "bad.yaml:9: expect[1].at: found 'before-cni'; points inside the install exist only on the kubeadm track",
+         "bad.yaml:10: expect[2].target: a play the fault stops (`install.play_fails`) leaves no cluster to check, "
+         "and this track cannot reinstall; check the host's play or the machines",
+         "bad.yaml:11: verify: a play the fault stops (`install.play_fails`) leaves no cluster for the verify "
+         "layers, and this track cannot reinstall"),
     case("command-equals-compares-the-exit-code", """\
         apiVersion: kubelab/v1
         kind: Scenario
