@@ -72,20 +72,32 @@ def ask_script(flags: dict[str, str]) -> str:
     return script(parts)
 
 
+def _answer(text: str) -> dict | None:
+    """The last JSON object curl printed: after a retried attempt its error line comes first,
+    e.g. `curl: (28) Operation timed out after 30007 milliseconds with 0 bytes received`, then
+    the retry's answer (seen under TCG in a CI run)."""
+    for line in reversed(text.strip().splitlines()):
+        try:
+            data = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(data, dict):
+            return data
+    return None
+
+
 def health(text: str) -> tuple[bool, str]:
-    """etcd's /health answer: {"health":"true","reason":""}."""
-    try:
-        data = json.loads(text.strip().splitlines()[0] if text.strip() else "")
-    except ValueError:
+    """etcd's /health answer: {"health":"true","reason":""} (the whole text kept, retries and all)."""
+    data = _answer(text)
+    if data is None:
         return False, text.strip()[:200] or "no answer"
     return str(data.get("health")) == "true", text.strip()
 
 
 def members(text: str) -> list[str] | None:
     """Member names with their client URLs, from the gateway's member list (None: no list)."""
-    try:
-        data = json.loads(text.strip().splitlines()[0] if text.strip() else "")
-    except ValueError:
+    data = _answer(text)
+    if data is None:
         return None
     return [f"{m.get('name') or m.get('ID')} ({','.join(m.get('clientURLs', []))})" for m in data.get("members", [])]
 
