@@ -16,6 +16,7 @@ import tarfile
 from pathlib import Path
 
 from .. import paths
+from ..fsutil import sha256_file
 
 MODE = 0o755  # every member is an executable, as upstream ships them
 
@@ -24,18 +25,10 @@ def archives_dir() -> Path:
     return paths.artifacts_dir() / "archives"
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def tar_gz(name: str, members: dict[str, Path]) -> Path:
     """`name` (e.g. crictl-v1.36.0-linux-amd64.tar.gz) holding `members` (name in the archive ->
     file), made once per set of member contents."""
-    digest = hashlib.sha256("".join(f"{arc}\0{_sha256(p)}\n" for arc, p in sorted(members.items())).encode()
+    digest = hashlib.sha256("".join(f"{arc}\0{sha256_file(p)}\n" for arc, p in sorted(members.items())).encode()
                             + name.encode()).hexdigest()[:16]
     target = archives_dir() / digest / name
     if target.is_file():

@@ -10,10 +10,10 @@ exists instead of at kubespray's first 404.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..fsutil import sha256_file
 from .downloads import Download
 
 DOCKER_HUB = "docker.io/"
@@ -62,11 +62,4 @@ def serving(downloads: list[Download], kit: dict) -> Serving:
 
 def sha256_of(files: dict[str, Path]) -> dict[str, str]:
     """{download name: hex sha256} of the files the kit serves: the checksums kubelab passes."""
-    out = {}
-    for name, f in sorted(files.items()):
-        h = hashlib.sha256()
-        with f.open("rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                h.update(block)
-        out[name] = h.hexdigest()
-    return out
+    return {name: sha256_file(f) for name, f in sorted(files.items())}

@@ -72,17 +72,16 @@ def validate(src: Source, path: Path, problems: list[str], claim_ids: set | None
     for section, checks in (("expect", expect), ("verify", verify), ("observe", observe)):
         raw = top.get(section) if isinstance(top.get(section), list) else []
         for chk in checks:
+            # the entry's own index in the file (verify's list holds layers too)
+            i = next((j for j, item in enumerate(raw) if isinstance(item, dict) and item.get("name") == chk.name), 0)
             if chk.at and not track.arms_inside_install:
-                i = next(j for j, item in enumerate(raw) if isinstance(item, dict) and item.get("name") == chk.name)
                 c.bad((section, i, "at"), f"found {chk.at!r}; points inside the install exist only on the "
                                           f"{_tracks('arms_inside_install')} track")
             if install.play_fails and chk.target == CLUSTER and not track.reinstalls:
-                i = next(j for j, item in enumerate(raw) if isinstance(item, dict) and item.get("name") == chk.name)
                 c.bad((section, i, "target"), "a play the fault stops (`install.play_fails`) leaves no cluster to "
                                               "check, and this track cannot reinstall; check the host's play or "
                                               "the machines")
             if chk.target == HOST and not track.records_plays:
-                i = next(j for j, item in enumerate(raw) if isinstance(item, dict) and item.get("name") == chk.name)
                 c.bad((section, i, "probe"), f"probe `{chk.probe.kind}` reads the plays of the "
                                              f"{_tracks('records_plays')} track; this scenario installs with "
                                              f"`{install.track}`")
