@@ -93,6 +93,34 @@ def _busy(exc: libvirt.libvirtError) -> bool:
     return "asynchronous jobs running" in (exc.get_error_message() or "")
 
 
+def _still_allocating(exc: libvirt.libvirtError) -> bool:
+    return (exc.get_error_code() == libvirt.VIR_ERR_OPERATION_INVALID
+            and "still being allocated" in (exc.get_error_message() or ""))
+
+
+VOLUME_BUILD_WAIT = 180.0
+
+
+def delete_volume(vol, wait: float = VOLUME_BUILD_WAIT, poll: float = 2.0) -> bool:
+    """Delete a pool volume, waiting while libvirtd still builds it.
+
+    A client killed inside createXML leaves libvirtd creating the overlay (qemu-img under a
+    busy TCG host took long enough for a janitor's delete to be refused in CI); the delete
+    is retried until the build ends, then fails with the volume named. False if it is gone.
+    """
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            vol.delete(0)
+            return True
+        except libvirt.libvirtError as exc:
+            if _not_found(exc):
+                return False
+            if not _still_allocating(exc) or time.monotonic() >= deadline:
+                raise
+        time.sleep(poll)
+
+
 def refresh_pool(pool: libvirt.virStoragePool) -> None:
     """Rescan the pool's folder, unless another process is uploading into it right now.
 
@@ -585,8 +613,7 @@ class LibvirtBackend(MachineBackend):
             if _not_found(exc):
                 return False
             raise
-        vol.delete(0)
-        return True
+        return delete_volume(vol)
 
     def destroy(self, lab) -> list[str]:
         removed = []
@@ -634,8 +661,8 @@ class LibvirtBackend(MachineBackend):
         if pool is not None:
             for vol in pool.listAllVolumes(0):
                 if not is_box_volume(vol.name()) and lab_of(vol.name()) not in keep_labs:
-                    vol.delete(0)
-                    removed.append(f"volume {vol.name()}")
+                    if delete_volume(vol):
+                        removed.append(f"volume {vol.name()}")
         for net in self.conn.listAllNetworks(0):
             if net.name().startswith(PREFIX) and lab_of(net.name()) not in keep_labs:
                 if self._remove_network(net.name()):

@@ -1,20 +1,23 @@
-"""libvirt backend robustness: a pool rescan during another lab's volume build, a kernel panic while booting,
-a machine that will not power off."""
+"""libvirt backend robustness: a pool rescan during another lab's volume build, a volume still being built
+when the janitor deletes it, a kernel panic while booting, a machine that will not power off."""
 
 import libvirt
 import pytest
 
 from harness import tuning
-from harness.machines.libvirt import refresh_pool
+from harness.machines.libvirt import delete_volume, refresh_pool
 
 
 class _Error(libvirt.libvirtError):
-    def __init__(self, message):
+    def __init__(self, message, code=libvirt.VIR_ERR_INTERNAL_ERROR):
         Exception.__init__(self, message)
-        self._message = message
+        self._message, self._code = message, code
 
     def get_error_message(self):
         return self._message
+
+    def get_error_code(self):
+        return self._code
 
 
 class _Pool:
@@ -88,6 +91,43 @@ def _wait(tmp_path, panic_again):
     with pytest.raises((BackendError, MachineTimeout)) as exc:
         backend._wait_ssh(_Lab(log), "cp1", dom, 1.5, threading.Event(), note=notes.append)
     return dom, notes, exc.value
+
+
+# libvirt's wording, storage_driver.c (storageVolDelete), seen in CI: the janitor ran after `lab.up` was
+# SIGKILLed inside createXML, while libvirtd was still making that overlay
+_BUILDING = "Requested operation is not valid: volume 'kubelab-tkill-d8cd.node2.qcow2' is still being allocated."
+
+
+class _Volume:
+    def __init__(self, errors):
+        self.errors, self.attempts = list(errors), 0
+
+    def delete(self, flags):
+        self.attempts += 1
+        if self.errors:
+            raise self.errors.pop(0)
+
+
+def test_a_volume_still_being_built_is_deleted_once_its_build_ends():
+    vol = _Volume([_Error(_BUILDING, libvirt.VIR_ERR_OPERATION_INVALID)] * 2)
+    assert delete_volume(vol, wait=5, poll=0) is True
+    assert vol.attempts == 3
+
+
+def test_a_volume_whose_build_never_ends_is_an_error_naming_it():
+    vol = _Volume([_Error(_BUILDING, libvirt.VIR_ERR_OPERATION_INVALID)] * 1000)
+    with pytest.raises(libvirt.libvirtError, match="kubelab-tkill-d8cd.node2.qcow2"):
+        delete_volume(vol, wait=0.05, poll=0.01)
+    assert vol.attempts > 1
+
+
+def test_a_volume_already_gone_is_not_removed_and_other_failures_are_raised_at_once():
+    gone = _Volume([_Error("Storage volume not found", libvirt.VIR_ERR_NO_STORAGE_VOL)])
+    assert delete_volume(gone, wait=5, poll=0) is False
+    denied = _Volume([_Error("cannot unlink file: Permission denied")] * 5)
+    with pytest.raises(libvirt.libvirtError, match="Permission denied"):
+        delete_volume(denied, wait=5, poll=0)
+    assert denied.attempts == 1
 
 
 def test_a_kernel_panic_while_booting_resets_the_machine_once(tmp_path):
