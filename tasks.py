@@ -150,10 +150,12 @@ def images_prune(c):
 # -- artifacts ------------------------------------------------------------------
 @task(help={"kubernetes": "Kubernetes release to build (default: harness.artifacts.versions.DEFAULT_KUBERNETES)",
             "rebuild": "build every component again even if stored",
-            "containerd": "instead, build this containerd release (2.2-2.4) from its Go module"})
+            "containerd": "instead, build this containerd release (2.2-2.4) from its Go module",
+            "kubespray": "also build what this kubespray checkout downloads beyond the kit (etcd, runc, containerd "
+                         "at its versions), and say what of its list the lab cannot serve"})
 @harness_errors
-@checked(kubernetes=KUBERNETES, rebuild=Flag(), containerd=CONTAINERD)
-def artifacts_build(c, kubernetes=None, rebuild=False, containerd=None):
+@checked(kubernetes=KUBERNETES, rebuild=Flag(), containerd=CONTAINERD, kubespray=KUBESPRAY)
+def artifacts_build(c, kubernetes=None, rebuild=False, containerd=None, kubespray=None):
     """Build Kubernetes, etcd, CoreDNS, flannel, CNI plugins, crictl and pause from source, then their images."""
     from harness.artifacts import kit
     from harness.artifacts.versions import DEFAULT_KUBERNETES
@@ -161,14 +163,18 @@ def artifacts_build(c, kubernetes=None, rebuild=False, containerd=None):
     if containerd:
         from harness.artifacts import containerd as built
 
-        if kubernetes:
-            raise UsageError("--containerd builds containerd alone: leave out --kubernetes, or run twice")
+        if kubernetes or kubespray:
+            raise UsageError("--containerd builds containerd alone: leave out --kubernetes and --kubespray, or run twice")
         record = built.build_containerd(built.check_version(containerd), Progress(), rebuild=rebuild)
         print(f"containerd {record['containerd']}: {', '.join(sorted(record['files']))} in {record['seconds']}s")
         return
     version = kit.check_version(kubernetes or DEFAULT_KUBERNETES)
     record = kit.build_kit(version, Progress(), rebuild=rebuild)
     print(f"kit {record['kubernetes']}: {len(record['components'])} components in {record['seconds']}s")
+    if kubespray:
+        from harness.kubespray.readiness import build_for_checkout
+
+        sys.exit(build_for_checkout(kubespray, str(version), record, Progress()))
 
 
 @task(help={"json_": "print the store entries as JSON"})

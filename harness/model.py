@@ -86,6 +86,8 @@ class InstallDef:
     kubespray: str = ""
     kubespray_source: str = ""
     schedulable_control_plane: bool = False
+    # further kubespray variables the scenario sets (install.variables), as sorted (name, value) pairs
+    variables: tuple = ()
     # the scenario's fault stops kubespray's play: a failed task is the expected failure,
     # which `ansible-failure` checks read (kubeadm's init_fails, for the kubespray track)
     play_fails: bool = False

@@ -180,3 +180,29 @@ def containerd(version: str, upstream_go_line: str) -> list[Component]:
                   gomod_text=text, programs=(Program(f"{mod}/cmd/containerd-shim-runc-v2", "containerd-shim-runc-v2"),),
                   ldflags=stamp, tags=("urfave_cli_no_docs", "no_grpc")),
     ]
+
+
+def runc(version: str, upstream_go_line: str) -> Component:
+    """runc as upstream's Makefile builds its release binary (`make static`, runc v1.4.3): cgo
+    on, tags `seccomp urfave_cli_no_docs netgo osusergo`, linked statically against Debian's
+    libseccomp (libseccomp-dev, which scripts/setup installs). Upstream links a static PIE on
+    amd64 (`-buildmode=pie -linkmode external -extldflags -static-pie`); kubelab links the plain
+    static binary of the Makefile's other platforms. The version comes from the module's own
+    VERSION file (go:embed); `main.gitCommit` stays empty, as a module carries no git."""
+    mod = "github.com/opencontainers/runc"
+    return Component(name="runc", module=mod, version=version, wrapper=f"runc-{version}",
+                     gomod_text=gomod.wrapper({mod: version}, [mod], _go_line(upstream_go_line)),
+                     programs=(Program(mod, "runc"),),
+                     tags=("seccomp", "urfave_cli_no_docs", "netgo", "osusergo"),
+                     ldflags=("-extldflags=-static",), env=_env(cgo="1"))
+
+
+def nerdctl(version: str, upstream_go_line: str) -> Component:
+    """nerdctl as upstream's Makefile builds it (containerd/nerdctl Makefile @ v2.3.1): cgo off,
+    no build tags, version stamped into $(PACKAGE)/pkg/version; `Revision` stays empty, as a
+    module carries no git."""
+    mod = "github.com/containerd/nerdctl/v2"
+    return Component(name="nerdctl", module=mod, version=version, wrapper=f"nerdctl-{version}",
+                     gomod_text=gomod.wrapper({mod: version}, [f"{mod}/cmd/nerdctl"], _go_line(upstream_go_line)),
+                     programs=(Program(f"{mod}/cmd/nerdctl", "nerdctl"),),
+                     ldflags=(f"-X {mod}/pkg/version.Version={version}",))

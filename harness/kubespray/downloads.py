@@ -80,7 +80,9 @@ class Defaults:
         self.download = self._read(DOWNLOAD_FILE)
         self.defaults = self._read(DEFAULTS_FILE)
         self.role_vars = self._read(VARS_FILE)
-        self.checksums = {k: Table(k, v) for k, v in self._read(CHECKSUMS_FILE).items() if isinstance(v, dict)}
+        # a release outside a table is one kubelab adds a row for (offline.checksum_tables)
+        self.checksums = {k: Table(k, v, grows=True) for k, v in self._read(CHECKSUMS_FILE).items()
+                          if isinstance(v, dict)}
         if not isinstance(self.download.get("downloads"), dict):
             raise UsageError(f"{root / DOWNLOAD_FILE}: no `downloads:` mapping; kubelab cannot tell "
                              f"what kubespray {self.label} downloads")

@@ -84,7 +84,8 @@ def extra_vars(defaults: Defaults, kube_version: str, files_repo: str, registry:
     out["unsafe_show_logs"] = True
     for key, value in (settings or {}).items():
         if key in out and out[key] != value:
-            raise UsageError(f"setting `{key}` is kubelab's to set for the lab's offline servers")
+            raise UsageError(f"install.variables: `{key}` is kubelab's to set: it points kubespray at the lab's "
+                             "offline servers (file server, registry)")
         out[key] = value
     return out
 

@@ -38,19 +38,23 @@ class Undefined:
 # -- values that remember which checksum table they came from ------------------
 
 class Table(dict):
-    """A checksum table (`kubeadm_checksums`): {arch: {version: "sha256:..."}}."""
+    """A checksum table (`kubeadm_checksums`): {arch: {version: "sha256:..."}}.
 
-    def __init__(self, name: str, data: dict):
+    `grows`: a version the table lacks reads as an empty Checksum that still names its table and
+    version, for a release kubelab builds itself and adds a row for (a scenario's
+    `nerdctl_version` beyond the checkout's table); otherwise it is an error."""
+
+    def __init__(self, name: str, data: dict, grows: bool = False):
         super().__init__(data)
-        self.name = name
+        self.name, self.grows = name, grows
 
 
 class Row(dict):
     """One arch of a checksum table: {version: "sha256:..."}."""
 
-    def __init__(self, table: str, arch: str, data: dict):
+    def __init__(self, table: str, arch: str, data: dict, grows: bool = False):
         super().__init__(data)
-        self.table, self.arch = table, arch
+        self.table, self.arch, self.grows = table, arch, grows
 
 
 class Checksum(str):
@@ -65,11 +69,11 @@ def _index(obj, key):
     if isinstance(obj, Undefined):
         raise TemplateError(f"`{obj.name}` is not defined")
     if isinstance(obj, Table) and isinstance(obj.get(key), dict):
-        return Row(obj.name, key, obj[key])
+        return Row(obj.name, key, obj[key], obj.grows)
     if isinstance(obj, Row):
-        if key not in obj:
+        if key not in obj and not obj.grows:
             raise TemplateError(f"{obj.table}[{obj.arch!r}] has no {key!r}")
-        value = obj[key]
+        value = obj.get(key, "")
         if isinstance(value, str):
             out = Checksum(value)
             out.table, out.arch, out.version = obj.table, obj.arch, str(key)

@@ -29,15 +29,16 @@ from . import report, schedule
 from .cells import HOST
 
 TERM_GRACE_S = 300  # a stopped scenario's teardown (machines, networks, servers)
-# Rough wall time per scenario under TCG on a 2-core host, for the plan only
-# (measured: host scenarios 2-4 min; one-node kubeadm 15-25 min; two nodes 25-40 min).
-ESTIMATE_MIN = {"host": 4, "kubeadm-1": 20, "kubeadm-2": 35}
-
-
 def estimate_min(scenario) -> int:
-    if not scenario.install.installs_kubernetes:
-        return ESTIMATE_MIN["host"]
-    return ESTIMATE_MIN["kubeadm-1" if len(scenario.lab.machines) == 1 else "kubeadm-2"]
+    """Rough wall time of a scenario under TCG on a 2-core host, for the plan only (each track's figure)."""
+    return track_of(scenario.install).estimate_min(len(scenario.lab.machines))
+
+
+def _figures() -> str:
+    from ..tracks import TRACKS
+
+    return ", ".join(f"{'host' if not t.installs_kubernetes else name} {t.estimate_min(1)}/{t.estimate_min(2)} min"
+                     for name, t in TRACKS.items())
 
 
 @dataclass
@@ -88,7 +89,7 @@ def plan_lines(cells, scenarios: dict, opts: Options) -> list[str]:
     groups = schedule.waves(needs, opts.memory_budget_mib, opts.max_vcpus)
     total = sum(max(sum(estimate_min(scenarios[n]) for n in runnable[i].scenarios) for i in g) for g in groups)
     lines.append(f"estimate: ~{total} min in {len(groups)} wave(s) of at most {max((len(g) for g in groups), default=0)} "
-                 f"cells side by side (per-scenario figures under TCG: {ESTIMATE_MIN})")
+                 f"cells side by side (per-scenario figures under TCG, for 1/2 machines: {_figures()})")
     if opts.fanout:
         lines.append("fan-out: in each cell, scenarios that ask for the same lab share one, booted once and "
                      "snapshotted before any fault or install; each run restores that snapshot")

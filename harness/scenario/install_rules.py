@@ -101,11 +101,34 @@ def read_install(c: Checker, raw, path, lab: LabDef | None) -> InstallDef:
             c.bad(("lab", "machines"), f"the {track} track takes roles control-plane and worker; "
                                        f"{', '.join(others)} {'has' if len(others) == 1 else 'have'} another")
     kubespray, schedulable, play_fails = _kubespray_keys(c, m, path)
+    variables = _kubespray_variables(c, m.get("variables", {}), path + ("variables",))
     return InstallDef(track, version, cidrs["pod_cidr"], cidrs["service_cidr"], cni if cni in CNIS else "flannel",
                       tuple(prepare), pinned is not False, preload is not False, init_fails is True,
                       durations["kubelet_health_check"], init_fails_versions, durations["kubernetes_api_call"],
                       kubespray=kubespray, kubespray_source="install.kubespray" if kubespray else "",
-                      schedulable_control_plane=schedulable, play_fails=play_fails)
+                      schedulable_control_plane=schedulable, play_fails=play_fails, variables=variables)
+
+
+ANSIBLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _kubespray_variables(c: Checker, raw, path) -> tuple:
+    """install.variables: kubespray variables the scenario sets (e.g. enable_nodelocaldns: false), any
+    but those kubelab derives from the install section or the lab's offline servers."""
+    from ..tracks.kubespray import KUBELAB_VARIABLES
+
+    if not isinstance(raw, dict):
+        c.bad(path, f"found {show(raw)}; allowed: a mapping of kubespray variables, like {{enable_nodelocaldns: false}}")
+        return ()
+    out = []
+    for name, value in raw.items():
+        if not isinstance(name, str) or not ANSIBLE_NAME.match(name):
+            c.bad(path + (name,), f"`{name}` is not an Ansible variable name (letters, digits, _; not first a digit)")
+        elif name in KUBELAB_VARIABLES:
+            c.bad(path + (name,), f"`{name}` is kubelab's to set: {KUBELAB_VARIABLES[name]}")
+        else:
+            out.append((name, value))
+    return tuple(sorted(out, key=lambda kv: kv[0]))
 
 
 def _kubespray_keys(c: Checker, m: dict, path) -> tuple[str, bool, bool]:

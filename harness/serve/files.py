@@ -44,6 +44,20 @@ def write_tree(kubernetes_tag: str, links: dict[str, Path]) -> Path:
     return root
 
 
+def add_links(kubernetes_tag: str, links: dict[str, Path]) -> None:
+    """Further symlinks in an existing tree (files made after the kit, for one installer's paths);
+    a link already there is replaced, atomically."""
+    root = tree_dir(kubernetes_tag)
+    for rel, target in sorted(links.items()):
+        link = root / rel
+        link.parent.mkdir(parents=True, exist_ok=True)
+        staging = link.with_name(f".{link.name}.new")
+        if staging.is_symlink() or staging.exists():
+            staging.unlink()
+        staging.symlink_to(target)
+        staging.rename(link)
+
+
 def _remove(root: Path) -> None:
     for p in sorted(root.rglob("*"), key=lambda p: len(p.parts), reverse=True):
         p.unlink() if p.is_symlink() or p.is_file() else p.rmdir()

@@ -18,6 +18,10 @@ class Track:
     takes_checkout = False  # runs a checkout the user brings (--kubespray)
     records_plays = False   # its host steps record ansible plays, which `ansible-failure` reads
 
+    def estimate_min(self, machines: int) -> int:
+        """Rough wall time of one scenario under TCG on a 2-core host, for a matrix's plan only."""
+        return 4  # a host scenario: machines and probes, no install (measured 2-4 min)
+
     def resolve(self, install: InstallDef, kubespray: str | None = None, required: bool = True) -> InstallDef:
         """The install with what the command line adds (`--kubespray`), checked before anything runs;
         `required` False (a dry-run): what is not given is shown as a placeholder."""

@@ -129,7 +129,7 @@ def test_extra_vars_refuse_bad_server_addresses(defaults, files_repo, registry, 
 def test_extra_vars_refuse_an_unsupported_version_and_a_setting_kubelab_owns(defaults):
     with pytest.raises(UsageError, match="Kubernetes 1.40.7 is not in"):
         offline.extra_vars(defaults, "1.40.7", "http://h:8080", "h:5000")
-    with pytest.raises(UsageError, match="setting `github_url` is kubelab's"):
+    with pytest.raises(UsageError, match="install.variables: `github_url` is kubelab's to set: it points kubespray at the lab's offline"):
         offline.extra_vars(defaults, "1.40.0", "http://h:8080", "h:5000", {"github_url": "https://github.com"})
 
 
@@ -145,6 +145,16 @@ def test_checksum_tables_keep_upstream_rows_and_replace_the_served_ones(defaults
     assert offline.missing_checksums(got, {"kubeadm": ours, "runc": ours}) == ["crictl"]
     # kubespray evaluated with that file as extra vars takes kubelab's checksum
     assert by_name(defaults.resolve("1.40.0", tables))["kubeadm"].sha256 == ours
+
+
+def test_a_release_the_scenario_picks_beyond_the_table_gets_kubelabs_row(defaults):
+    # install.variables: {runc_version: 2.1.1}, a release the checkout's table does not carry
+    got = by_name(defaults.resolve("1.40.0", {"runc_version": "2.1.1"}))["runc"]
+    assert (got.table, got.version, got.sha256) == ("runc_checksums", "2.1.1", None)
+    assert got.path == "github.com/example/runc/releases/download/v2.1.1/runc.amd64"
+    tables = offline.checksum_tables(defaults, [got], {"runc": "3" * 64})
+    assert tables["runc_checksums"]["amd64"]["2.1.1"] == "sha256:" + "3" * 64
+    assert by_name(defaults.resolve("1.40.0", {"runc_version": "2.1.1", **tables}))["runc"].sha256 == "3" * 64
 
 
 def test_checksum_tables_refuse_unknown_names_and_bad_sums(defaults):

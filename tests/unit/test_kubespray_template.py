@@ -102,3 +102,13 @@ def test_yaml_keys_stay_as_written():
     assert list(data["t"]) == ["1.10", "1.36", "2"] and data["flag"] is True
     with pytest.raises(TemplateError, match="f.yml: expected a mapping"):
         load_yaml("- a\n", "f.yml")
+
+
+def test_a_table_that_grows_reads_a_missing_version_as_an_empty_checksum_naming_its_row():
+    # a scenario's nerdctl_version beyond the checkout's table: kubelab adds that row itself
+    s = Scope([{"nerdctl_archive_checksums": Table("nerdctl_archive_checksums", {"amd64": {"2.3.0": "sha256:a"}},
+                                                   grows=True),
+                "want": "{{ nerdctl_archive_checksums['amd64']['2.3.1'] }}"}])
+    got = s.get("want")
+    assert isinstance(got, Checksum) and got == ""
+    assert (got.table, got.arch, got.version) == ("nerdctl_archive_checksums", "amd64", "2.3.1")

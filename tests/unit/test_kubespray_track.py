@@ -204,3 +204,40 @@ def test_the_vars_file_carries_the_tcg_allowances_only_under_tcg(tree, tmp_path)
     assert set(under_tcg) - set(under_kvm) == set(tcg_variables(decide("qemu")))
     assert (tcg_timeout, kvm_timeout) == (5400.0, 2700.0)
     assert TRACK.record(scenario, decide("kvm", "kvm"))["kubespray_variables_for_the_acceleration"] == {}
+
+
+def test_install_variables_reach_the_vars_and_what_the_kit_is_asked_for(tree):
+    from harness.tracks.kubespray import settings
+
+    chosen = install(tree, variables=(("enable_nodelocaldns", False), ("pause_version", "9.5")))
+    assert settings(chosen)["enable_nodelocaldns"] is False
+    wanted = Defaults(tree, "9.8.7").resolve(KUBE, settings(chosen))
+    assert [d.image for d in wanted if d.name == "pause"] == ["registry.k8s.io/pause:9.5"]
+
+
+def test_the_extras_are_built_only_when_they_are_all_that_is_missing(tree, tmp_path, monkeypatch):
+    from harness.kubespray import extras, readiness
+
+    defaults = Defaults(tree, "9.8.7")
+    wanted = defaults.resolve(KUBE, {"kube_network_plugin": "cni"})
+    built = []
+
+    def fake_ensure(todo, kube_tag, progress):  # what extras.ensure does, without Go
+        for d in todo:
+            f = Path(record["files"]) / d.path
+            f.parent.mkdir(parents=True, exist_ok=True)
+            f.write_bytes(b"built\n")
+            built.append(d.name)
+    monkeypatch.setattr(extras, "ensure", fake_ensure)
+    served_runc = lambda module, version: (module == "github.com/opencontainers/runc", "not available")  # noqa: E731
+
+    record = kit(tmp_path / "a", defaults, leave_out=("runc", "crictl"))  # crictl: no recipe
+    served, gaps = readiness.ensure_served(wanted, record | {"kubernetes": "v" + KUBE}, Progress(quiet=True),
+                                           "9.8.7", proxy=served_runc)
+    assert built == [] and not served.complete
+    assert [(g.download.name, g.buildable) for g in gaps] == [("runc", True), ("crictl", None)]
+
+    record = kit(tmp_path / "b", defaults, leave_out=("runc",))
+    served, gaps = readiness.ensure_served(wanted, record | {"kubernetes": "v" + KUBE}, Progress(quiet=True),
+                                           "9.8.7", proxy=served_runc)
+    assert built == ["runc"] and served.complete and gaps == []

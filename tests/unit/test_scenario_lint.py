@@ -189,8 +189,32 @@ CASES = [
         lab: {suite: sid, machines: [{name: cp1, role: control-plane}]}
         """,
          "bad.yaml:5: install.preload: unknown key `preload`; allowed: track, kubernetes, pod_cidr, service_cidr, "
-         "cni, kubespray, schedulable_control_plane, play_fails (a key of the kubeadm track)",
+         "cni, kubespray, schedulable_control_plane, play_fails, variables (a key of the kubeadm track)",
          "bad.yaml:5: install.schedulable_control_plane: found 'yes please'; allowed: true or false"),
+    # install.variables: any kubespray variable but those kubelab sets (and where to say it instead)
+    case("kubespray-variables-kubelab-sets-or-not-names", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        install:
+          track: kubespray
+          variables: {enable_nodelocaldns: false, kube_pods_subnet: 10.99.0.0/16, 2fast: 1}
+        lab: {suite: sid, machines: [{name: cp1, role: control-plane}]}
+        """,
+         "bad.yaml:7: install.variables.kube_pods_subnet: `kube_pods_subnet` is kubelab's to set: use install.pod_cidr",
+         "bad.yaml:7: install.variables.2fast: `2fast` is not an Ansible variable name (letters, digits, _; "
+         "not first a digit)"),
+    case("kubespray-variables-not-a-mapping", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        install: {track: kubespray, variables: [enable_nodelocaldns]}
+        lab: {suite: sid, machines: [{name: cp1, role: control-plane}]}
+        """,
+         "bad.yaml:5: install.variables: found a list; allowed: a mapping of kubespray variables, "
+         "like {enable_nodelocaldns: false}"),
     case("kubespray-key-on-the-kubeadm-track", """\
         apiVersion: kubelab/v1
         kind: Scenario

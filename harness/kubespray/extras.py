@@ -1,0 +1,69 @@
+"""The files kubespray downloads beyond the kit, built from their Go modules at the versions the
+checkout asks for, in upstream's release layout, and linked into the kit's file tree:
+
+    etcd        etcd-v<V>-linux-amd64.tar.gz       etcd-v<V>-linux-amd64/{etcd,etcdctl,etcdutl}
+                (roles/etcd/tasks/install_host.yml copies from that folder)
+    runc        runc.amd64                         the static binary (runc's Makefile `static`)
+    containerd  containerd-<V>-linux-amd64.tar.gz  bin/{containerd,containerd-shim-runc-v2,ctr}
+                (unpacked with --strip-components=1: roles/container-engine/containerd/tasks/main.yml)
+    nerdctl     nerdctl-<V>-linux-amd64.tar.gz     nerdctl (upstream's also holds the two rootless
+                scripts, which kubespray never copies: roles/container-engine/nerdctl/tasks/main.yml)
+
+The versions are the checkout's (etcd_version, runc_version, containerd_version), not
+kubeadm's: kubespray runs etcd as a host unit at its own pin. Each build is a store entry like
+any kit component, so a second checkout asking for the same release finds it built; a kit
+rebuild replaces the file tree, and the next kubespray preflight links these again (seconds).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..artifacts import archives, build, components, gotool, prerequisites
+from ..artifacts import containerd as built_containerd
+from ..progress import Progress
+from ..serve import files as serve_files
+from .downloads import Download
+from .sources import SOURCES, module_version
+
+RECIPES = tuple(name for name, source in SOURCES.items() if source.recipe)
+# minutes on this 2-core host with Go's cache warm (measured here: etcd 3.6.14, runc 1.4.3,
+# containerd 2.3.4), for the estimate printed before building
+MINUTES = {"etcd": 1.5, "runc": 1.5, "containerd": 2.5, "nerdctl": 3}
+
+
+def buildable(missing: list[Download]) -> list[Download]:
+    return [d for d in missing if d.kind == "file" and d.name in RECIPES]
+
+
+def estimate(downloads: list[Download]) -> str:
+    return f"about {max(1, round(sum(MINUTES[d.name] for d in downloads)))} min"
+
+
+def ensure(missing: list[Download], kube_tag: str, progress: Progress) -> dict[str, Path]:
+    """Build (or find) each buildable download and link it at kubespray's path in the kit's tree."""
+    links = {d.path: _make(d, progress) for d in buildable(missing)}
+    if links:
+        serve_files.add_links(kube_tag, links)
+    return links
+
+
+def _make(d: Download, progress: Progress) -> Path:
+    version = module_version(d)
+    if d.name == "containerd":
+        record = prerequisites.ensure_containerd(version, progress)
+        binaries = {Path(p).name: f for p, f in built_containerd.binaries(record).items()}
+        return archives.tar_gz(d.file_name, {f"bin/{name}": f for name, f in binaries.items()})
+    [module] = SOURCES[d.name].modules
+    go_version = gotool.go_version()
+    with build.store_lock(progress):
+        go_line = gotool.module_go_line(Path(gotool.download(module, version)["GoMod"]).read_text())
+        if d.name == "etcd":
+            entry = build.ensure(components.etcd(version, go_line), go_version, progress)
+            folder = d.file_name.removesuffix(".tar.gz")
+            return archives.tar_gz(d.file_name, {f"{folder}/{p}": entry.path(p) for p in entry.files})
+        if d.name == "nerdctl":
+            entry = build.ensure(components.nerdctl(version, go_line), go_version, progress)
+            return archives.tar_gz(d.file_name, {"nerdctl": entry.path("nerdctl")})
+        entry = build.ensure(components.runc(version, go_line), go_version, progress)
+        return entry.path("runc")

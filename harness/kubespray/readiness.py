@@ -1,0 +1,92 @@
+"""Can the lab serve everything a kubespray checkout downloads for a Kubernetes release?
+
+What the kit serves is matched against the checkout's list (serving.py); what is missing but
+has a recipe here is built (extras.py) when it is all that is missing, so a run that something
+else would stop builds nothing first; the rest is told apart as buildable-but-not-yet or not
+buildable on this machine, with the variable that leaves it out (sources.py). The track's
+preflight and `invoke artifacts.build --kubespray` both ask here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..progress import Progress
+from . import extras, serving, sources
+from .downloads import Download
+
+
+Proxy = Callable[[str, str], tuple[bool, str]]
+
+
+def _build(gaps: list[sources.Gap], kit: dict, progress: Progress, label: str, hint: str = "") -> None:
+    todo = [g.download for g in gaps]
+    progress.note(f"kubespray {label} downloads " + ", ".join(f"{d.name} {d.version}" for d in todo)
+                  + f" beyond the kit: building from Go modules, {extras.estimate(todo)}" + (f" ({hint})" if hint else ""))
+    extras.ensure(todo, kit["kubernetes"], progress)
+
+
+def _buildable(gaps: list[sources.Gap]) -> list[sources.Gap]:
+    return [g for g in gaps if g.buildable and g.download in extras.buildable([g.download])]
+
+
+def ensure_served(wanted: list[Download], kit: dict, progress: Progress, label: str, hint: str = "",
+                  proxy: Proxy = sources.proxy_answer) -> tuple[serving.Serving, list[sources.Gap]]:
+    """The match, after building the extras when they are all that is missing (so a run that
+    something else would stop builds nothing first); with the gaps left."""
+    served = serving.serving(wanted, kit)
+    if served.complete:
+        return served, []
+    gaps = sources.gaps(served.missing_files + served.missing_images, proxy)
+    if len(_buildable(gaps)) < len(gaps):
+        return served, gaps
+    _build(gaps, kit, progress, label, hint)
+    return serving.serving(wanted, kit), []
+
+
+def build_all(wanted: list[Download], kit: dict, progress: Progress, label: str,
+              proxy: Proxy = sources.proxy_answer) -> tuple[serving.Serving, list[sources.Gap]]:
+    """Build every extra the list asks for that can be built, whatever else is missing."""
+    served = serving.serving(wanted, kit)
+    gaps = sources.gaps(served.missing_files + served.missing_images, proxy)
+    todo = _buildable(gaps)
+    if todo:
+        _build(todo, kit, progress, label)
+        served = serving.serving(wanted, kit)
+        gaps = [g for g in gaps if g not in todo]
+    return served, gaps
+
+
+def refusal(kubernetes: str, label: str, path, wanted: list[Download], served: serving.Serving,
+            gaps: list[sources.Gap]) -> str:
+    """Each download the lab lacks, told apart (buildable here, or not and what to do)."""
+    images = sum(1 for d in wanted if d.kind == "image") - len(served.missing_images)
+    blocked = [g for g in gaps if g.buildable is False]
+    text = (f"the Kubernetes {kubernetes} kit cannot serve what kubespray {label} downloads for it ({path}); "
+            "missing:\n  " + "\n  ".join(g.line() for g in gaps)
+            + f"\nThe kit serves {', '.join(sorted(served.files)) or 'no file'} and {images} image(s) of the list.")
+    if blocked:
+        text += (f" {len(blocked)} of the missing cannot be built on this machine as the scenario asks "
+                 f"({', '.join(g.download.name for g in blocked)}); README: the kubespray track")
+    else:
+        text += " The rest is not built by kubelab yet (README: the kubespray track)"
+    return text
+
+
+def build_for_checkout(path: str, kubernetes: str, kit: dict, progress: Progress) -> int:
+    """`invoke artifacts.build --kubespray PATH`: the extras, then what the lab serves of the list."""
+    from ..model import InstallDef
+    from ..tracks.kubespray import settings
+    from . import checkout
+    from .downloads import Defaults
+
+    found = checkout.load(checkout.locate(path)[0])
+    defaults = Defaults(found.path, found.version)
+    defaults.check_version(kubernetes)
+    wanted = defaults.resolve(kubernetes, settings(InstallDef(track="kubespray", kubernetes=kubernetes)))
+    served, gaps = build_all(wanted, kit, progress, found.version)
+    if served.complete:
+        print(f"kubespray {found.version}: the lab serves all {len(wanted)} downloads for Kubernetes {kubernetes}")
+    else:
+        print("kubelab: " + refusal(kubernetes, found.version, found.path, wanted, served, gaps))
+    return 0

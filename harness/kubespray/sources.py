@@ -1,0 +1,146 @@
+"""Where the lab would get each kubespray download the kit does not serve, and what a user can
+do about one that cannot be made here.
+
+Every file and image the lab serves is built locally: Go programs from their released modules
+through the module proxy, userland from Debian's packages. So "not in the kit" has two meanings
+that a user must be told apart: a download kubelab could build (its module is served) but does not
+yet, and one that cannot be built on this machine at all (its module is not served), for which
+the only way on is the kubespray variable that leaves it out, where one exists.
+
+The module proxy is asked at preflight, never a list kept here: a module served tomorrow makes its
+download buildable without a change to kubelab. Which module builds which download is upstream
+fact (each project's go.mod); which variable leaves a download out is kubespray's
+(roles/kubespray_defaults/defaults/main/download.yml, `enabled:` of each entry, master 46dbdd39).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from .downloads import Download
+
+
+@dataclass(frozen=True)
+class Source:
+    modules: tuple[str, ...] = ()   # Go module paths that build it (it is made when any one is served)
+    debian: str = ""                # or a Debian package it is made from
+    leave_out: Mapping = None       # kubespray variables that leave it out of the play, if any
+    kept_because: str = ""          # where none does: why kubespray always fetches it
+    recipe: bool = False            # kubelab builds it (extras.py)
+    version_variable: str = ""      # the kubespray variable that picks its release, where one does
+
+
+# download name in kubespray's `downloads:` -> where the lab would make it
+SOURCES: dict[str, Source] = {
+    "etcd": Source(modules=("go.etcd.io/etcd/server/v3",), recipe=True),
+    "runc": Source(modules=("github.com/opencontainers/runc",), recipe=True),
+    "containerd": Source(modules=("github.com/containerd/containerd/v2",), recipe=True),
+    # kubespray master 46dbdd39 pins 2.3.0, which the proxy refuses here, but serves 2.3.1
+    "nerdctl": Source(
+        modules=("github.com/containerd/nerdctl/v2",), recipe=True, version_variable="nerdctl_version",
+        kept_because="kubespray's containerd role depends on container-engine/nerdctl "
+                     "(roles/container-engine/containerd/meta/main.yml) and download.yml enables "
+                     "`nerdctl` whenever container_manager is containerd"),
+    # node-cache is k8s.io/dns's cmd/node-cache (kubernetes/dns go.mod: module k8s.io/dns)
+    "nodelocaldns": Source(modules=("k8s.io/dns",), leave_out={"enable_nodelocaldns": False}),
+    # the module was renamed when the project moved from kubernetes-incubator to kubernetes-sigs
+    "dnsautoscaler": Source(modules=("sigs.k8s.io/cluster-proportional-autoscaler",
+                                     "github.com/kubernetes-sigs/cluster-proportional-autoscaler",
+                                     "github.com/kubernetes-incubator/cluster-proportional-autoscaler"),
+                            leave_out={"enable_dns_autoscaler": False}),
+    # the workers' local API proxy (loadbalancer_apiserver_type: nginx, kubespray's default)
+    "nginx": Source(debian="nginx", leave_out={"loadbalancer_apiserver_localhost": False}),
+}
+
+
+@dataclass(frozen=True)
+class Gap:
+    download: Download
+    buildable: bool | None      # None: kubelab has no recipe and no idea where it would come from
+    reason: str
+
+    def line(self) -> str:
+        what = f"file {self.download.name}: {self.download.path}" if self.download.kind == "file" \
+            else f"image {self.download.name}: {self.download.image}"
+        return f"{what}\n      {self.reason}"
+
+
+def module_version(d: Download) -> str:
+    """The release a download is of, as a Go module version (v3.6.14, v1.25.0)."""
+    return "v" + str(d.version or d.tag or "").lstrip("v")
+
+
+NEARBY = 5  # later patch releases asked for when a pinned one is not served
+
+
+def nearby(version: str) -> list[str]:
+    """The next patch releases of the same minor (v2.3.0 -> v2.3.1 ... v2.3.5)."""
+    parts = version.lstrip("v").split(".")
+    if len(parts) != 3 or not all(p.isdigit() for p in parts):
+        return []
+    major, minor, patch = (int(p) for p in parts)
+    return [f"v{major}.{minor}.{patch + i}" for i in range(1, NEARBY + 1)]
+
+
+def _leave_out(source: Source) -> str:
+    if source.leave_out:
+        setting = ", ".join(f"{k}: {str(v).lower() if isinstance(v, bool) else v}"
+                            for k, v in source.leave_out.items())
+        return f"to go on without it, set `install.variables: {{{setting}}}` in the scenario"
+    return f"kubespray cannot leave it out: {source.kept_because}" if source.kept_because else \
+        "no kubespray variable leaves it out"
+
+
+def gaps(missing: list[Download], served: Callable[[str, str], tuple[bool, str]]) -> list[Gap]:
+    """Each missing download, told apart: buildable here (not built yet) or not (and what to do).
+
+    served(module, version) -> (served?, the proxy's answer when not)."""
+    out = []
+    for d in missing:
+        source = SOURCES.get(d.name)
+        if source is None:
+            out.append(Gap(d, None, "kubelab has no recipe for it"))
+        elif source.debian:
+            out.append(Gap(d, True, f"can be made from Debian's `{source.debian}` package; kubelab does not "
+                                    f"build it yet; {_leave_out(source)}"))
+        else:
+            version, answers = module_version(d), []
+            for module in source.modules:
+                ok, answer = served(module, version)
+                if ok:
+                    then = ("kubelab builds it once nothing else is missing (now: `invoke artifacts.build "
+                            "--kubespray PATH`)") if source.recipe else "kubelab does not build it yet"
+                    out.append(Gap(d, True, f"{module}@{version} is served by the Go module proxy; {then}"))
+                    break
+                answers.append(f"{module}@{version}" + (f" ({answer})" if answer else ""))
+            else:
+                instead = _served_nearby(source, version, served) if source.version_variable else ""
+                if instead:
+                    out.append(Gap(d, False, f"{source.modules[0]}@{version} is not served by the Go module proxy "
+                                             f"({answers[0].split(' (', 1)[-1].rstrip(')')}), but @{instead} is: set "
+                                             f"`install.variables: {{{source.version_variable}: {instead.lstrip('v')}}}` "
+                                             "in the scenario and kubelab builds that release"))
+                else:
+                    out.append(Gap(d, False, "cannot be built here: not served by the Go module proxy: "
+                                             + "; ".join(answers) + f"; {_leave_out(source)}"))
+    return out
+
+
+def _served_nearby(source: Source, version: str, served) -> str:
+    for candidate in nearby(version):
+        if served(source.modules[0], candidate)[0]:
+            return candidate
+    return ""
+
+
+def proxy_answer(module: str, version: str) -> tuple[bool, str]:
+    """Ask the module proxy (through `go mod download`) whether it serves module@version."""
+    from ..artifacts import gotool
+    from ..errors import UsageError
+
+    try:
+        gotool.download(module, version)
+        return True, ""
+    except UsageError as exc:
+        return False, str(exc).rsplit(": ", 1)[-1].strip()

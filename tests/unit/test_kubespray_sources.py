@@ -1,0 +1,89 @@
+"""What the preflight says about a download the kit lacks: buildable here but not built yet, or not
+buildable here (its module is not served) and the kubespray variable that leaves it out, if any."""
+
+from harness.kubespray.downloads import Download
+from harness.kubespray.sources import gaps, module_version, nearby
+
+# the module proxy's words for a module it refuses (seen for nerdctl, k8s.io/dns and
+# cluster-proportional-autoscaler on this machine, 2026-12-04)
+REFUSED = "This module version is not available."
+
+
+def proxy(served: set[str]):
+    asked = []
+
+    def answer(module, version):
+        asked.append(f"{module}@{version}")
+        return (True, "") if f"{module}@{version}" in served else (False, REFUSED)
+    return answer, asked
+
+
+def file(name, version):
+    return Download(name, "file", ("k8s_cluster",), url=f"https://github.com/x/{name}/{version}/{name}.tar.gz",
+                    version=version)
+
+
+def image(name, repo, tag):
+    return Download(name, "image", ("k8s_cluster",), repo=repo, tag=tag)
+
+
+def test_a_download_whose_module_is_served_is_buildable_but_not_built_yet():
+    answer, asked = proxy({"go.etcd.io/etcd/server/v3@v3.6.14"})
+    [gap] = gaps([file("etcd", "v3.6.14")], answer)
+    assert gap.buildable is True
+    assert gap.reason == ("go.etcd.io/etcd/server/v3@v3.6.14 is served by the Go module proxy; kubelab builds it "
+                          "once nothing else is missing (now: `invoke artifacts.build --kubespray PATH`)")
+    assert asked == ["go.etcd.io/etcd/server/v3@v3.6.14"]
+
+
+def test_one_not_served_names_the_proxys_answer_and_the_variable_that_leaves_it_out():
+    answer, _ = proxy(set())
+    [gap] = gaps([image("nodelocaldns", "registry.k8s.io/dns/k8s-dns-node-cache", "1.25.0")], answer)
+    assert gap.buildable is False
+    assert gap.reason == (f"cannot be built here: not served by the Go module proxy: k8s.io/dns@v1.25.0 ({REFUSED}); "
+                          "to go on without it, set `install.variables: {enable_nodelocaldns: false}` in the scenario")
+    assert gap.line().startswith("image nodelocaldns: registry.k8s.io/dns/k8s-dns-node-cache:1.25.0\n      cannot")
+
+
+def test_a_pinned_release_not_served_names_the_next_one_that_is_and_the_variable_that_picks_it():
+    # kubespray master 46dbdd39 pins nerdctl 2.3.0; the proxy here refuses it and serves 2.3.1
+    answer, asked = proxy({"github.com/containerd/nerdctl/v2@v2.3.1"})
+    [gap] = gaps([file("nerdctl", "2.3.0")], answer)
+    assert gap.buildable is False
+    assert gap.reason == ("github.com/containerd/nerdctl/v2@v2.3.0 is not served by the Go module proxy "
+                          f"({REFUSED}), but @v2.3.1 is: set `install.variables: {{nerdctl_version: 2.3.1}}` in "
+                          "the scenario and kubelab builds that release")
+    assert asked == ["github.com/containerd/nerdctl/v2@v2.3.0", "github.com/containerd/nerdctl/v2@v2.3.1"]
+
+
+def test_with_no_later_patch_served_it_says_why_kubespray_cannot_leave_it_out():
+    answer, asked = proxy(set())
+    [gap] = gaps([file("nerdctl", "2.3.0")], answer)
+    assert "cannot be built here" in gap.reason and "kubespray cannot leave it out" in gap.reason
+    assert "roles/container-engine/containerd/meta/main.yml" in gap.reason
+    assert asked[-1] == "github.com/containerd/nerdctl/v2@v2.3.5"  # five later patches asked, no more
+    assert nearby("v2.3.0") == ["v2.3.1", "v2.3.2", "v2.3.3", "v2.3.4", "v2.3.5"]
+    assert nearby("1.25") == []
+
+
+def test_every_module_path_of_a_renamed_project_is_asked_until_one_is_served():
+    answer, asked = proxy({"github.com/kubernetes-sigs/cluster-proportional-autoscaler@v1.8.8"})
+    [gap] = gaps([image("dnsautoscaler", "registry.k8s.io/cpa/cluster-proportional-autoscaler", "v1.8.8")], answer)
+    assert gap.buildable is True
+    assert asked == ["sigs.k8s.io/cluster-proportional-autoscaler@v1.8.8",
+                     "github.com/kubernetes-sigs/cluster-proportional-autoscaler@v1.8.8"]
+
+
+def test_debian_made_and_unknown_downloads_ask_no_proxy():
+    answer, asked = proxy(set())
+    nginx, other = gaps([image("nginx", "docker.io/library/nginx", "1.30.1-alpine"), file("gizmo", "1.0")], answer)
+    assert nginx.buildable is True and "Debian's `nginx` package" in nginx.reason
+    assert "{loadbalancer_apiserver_localhost: false}" in nginx.reason
+    assert other.buildable is None and other.reason == "kubelab has no recipe for it"
+    assert asked == []
+
+
+def test_module_versions_carry_one_v():
+    assert module_version(file("etcd", "v3.6.14")) == "v3.6.14"
+    assert module_version(file("nerdctl", "2.3.0")) == "v2.3.0"
+    assert module_version(image("nodelocaldns", "r/n", "1.25.0")) == "v1.25.0"
