@@ -28,7 +28,7 @@ class Source:
     leave_out: Mapping = None       # kubespray variables that leave it out of the play, if any
     kept_because: str = ""          # where none does: why kubespray always fetches it
     recipe: bool = False            # kubelab builds it (extras.py)
-    version_variable: str = ""      # the kubespray variable that picks its release, where one does
+    unbuildable: str = ""           # why its module, though served, cannot be built from the proxy
 
 
 # download name in kubespray's `downloads:` -> where the lab would make it
@@ -36,9 +36,13 @@ SOURCES: dict[str, Source] = {
     "etcd": Source(modules=("go.etcd.io/etcd/server/v3",), recipe=True),
     "runc": Source(modules=("github.com/opencontainers/runc",), recipe=True),
     "containerd": Source(modules=("github.com/containerd/containerd/v2",), recipe=True),
-    # kubespray master 46dbdd39 pins 2.3.0, which the proxy refuses here, but serves 2.3.1
+    # kubespray master 46dbdd39 pins 2.3.0, which the proxy refuses here; it serves 2.0.5, 2.2.0,
+    # 2.2.1 and 2.3.1, but none of them builds (tried with go 1.26.8 on 2026-12-04)
     "nerdctl": Source(
-        modules=("github.com/containerd/nerdctl/v2",), recipe=True, version_variable="nerdctl_version",
+        modules=("github.com/containerd/nerdctl/v2",),
+        unbuildable="cmd/nerdctl imports pkg/testutil, which needs github.com/containerd/nerdctl/mod/tigron, a "
+                    "module nested in nerdctl's repository (its go.mod: `replace ... => ./mod/tigron`) that the "
+                    "module proxy does not serve, at any nerdctl release",
         kept_because="kubespray's containerd role depends on container-engine/nerdctl "
                      "(roles/container-engine/containerd/meta/main.yml) and download.yml enables "
                      "`nerdctl` whenever container_manager is containerd"),
@@ -71,18 +75,6 @@ def module_version(d: Download) -> str:
     return "v" + str(d.version or d.tag or "").lstrip("v")
 
 
-NEARBY = 5  # later patch releases asked for when a pinned one is not served
-
-
-def nearby(version: str) -> list[str]:
-    """The next patch releases of the same minor (v2.3.0 -> v2.3.1 ... v2.3.5)."""
-    parts = version.lstrip("v").split(".")
-    if len(parts) != 3 or not all(p.isdigit() for p in parts):
-        return []
-    major, minor, patch = (int(p) for p in parts)
-    return [f"v{major}.{minor}.{patch + i}" for i in range(1, NEARBY + 1)]
-
-
 def _leave_out(source: Source) -> str:
     if source.leave_out:
         setting = ", ".join(f"{k}: {str(v).lower() if isinstance(v, bool) else v}"
@@ -104,6 +96,8 @@ def gaps(missing: list[Download], served: Callable[[str, str], tuple[bool, str]]
         elif source.debian:
             out.append(Gap(d, True, f"can be made from Debian's `{source.debian}` package; kubelab does not "
                                     f"build it yet; {_leave_out(source)}"))
+        elif source.unbuildable:
+            out.append(Gap(d, False, f"cannot be built here: {source.unbuildable}; {_leave_out(source)}"))
         else:
             version, answers = module_version(d), []
             for module in source.modules:
@@ -115,23 +109,9 @@ def gaps(missing: list[Download], served: Callable[[str, str], tuple[bool, str]]
                     break
                 answers.append(f"{module}@{version}" + (f" ({answer})" if answer else ""))
             else:
-                instead = _served_nearby(source, version, served) if source.version_variable else ""
-                if instead:
-                    out.append(Gap(d, False, f"{source.modules[0]}@{version} is not served by the Go module proxy "
-                                             f"({answers[0].split(' (', 1)[-1].rstrip(')')}), but @{instead} is: set "
-                                             f"`install.variables: {{{source.version_variable}: {instead.lstrip('v')}}}` "
-                                             "in the scenario and kubelab builds that release"))
-                else:
-                    out.append(Gap(d, False, "cannot be built here: not served by the Go module proxy: "
-                                             + "; ".join(answers) + f"; {_leave_out(source)}"))
+                out.append(Gap(d, False, "cannot be built here: not served by the Go module proxy: "
+                                         + "; ".join(answers) + f"; {_leave_out(source)}"))
     return out
-
-
-def _served_nearby(source: Source, version: str, served) -> str:
-    for candidate in nearby(version):
-        if served(source.modules[0], candidate)[0]:
-            return candidate
-    return ""
 
 
 def proxy_answer(module: str, version: str) -> tuple[bool, str]:

@@ -42,7 +42,7 @@ class Table(dict):
 
     `grows`: a version the table lacks reads as an empty Checksum that still names its table and
     version, for a release kubelab builds itself and adds a row for (a scenario's
-    `nerdctl_version` beyond the checkout's table); otherwise it is an error."""
+    `containerd_version` beyond the checkout's table); otherwise it is an error."""
 
     def __init__(self, name: str, data: dict, grows: bool = False):
         super().__init__(data)

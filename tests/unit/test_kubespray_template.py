@@ -105,7 +105,7 @@ def test_yaml_keys_stay_as_written():
 
 
 def test_a_table_that_grows_reads_a_missing_version_as_an_empty_checksum_naming_its_row():
-    # a scenario's nerdctl_version beyond the checkout's table: kubelab adds that row itself
+    # a scenario's containerd_version beyond the checkout's table: kubelab adds that row itself
     s = Scope([{"nerdctl_archive_checksums": Table("nerdctl_archive_checksums", {"amd64": {"2.3.0": "sha256:a"}},
                                                    grows=True),
                 "want": "{{ nerdctl_archive_checksums['amd64']['2.3.1'] }}"}])
