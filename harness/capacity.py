@@ -7,19 +7,24 @@ import os
 from . import host
 from .errors import UsageError
 
-# What a TCG guest costs the host beyond its RAM (QEMU, 128 MiB translation cache, THP);
-# a Kubernetes node's guest has a 2 GiB translation cache (machines/libvirt_xml.py).
-GUEST_OVERHEAD_MIB = 600
-KUBERNETES_OVERHEAD_MIB = GUEST_OVERHEAD_MIB + 2048 - 128
+# What a guest costs the host beyond its RAM: QEMU itself and THP (600 MiB measured for a TCG
+# guest, less its 128 MiB translation cache), plus the translation cache QEMU is given, which
+# only TCG has (tuning.py: 128 MiB, 2 GiB for a Kubernetes node; none under KVM).
+QEMU_OVERHEAD_MIB = 472
 
 
-def overhead_mib(kubernetes: str | None) -> int:
-    return KUBERNETES_OVERHEAD_MIB if kubernetes else GUEST_OVERHEAD_MIB
+def overhead_mib(kubernetes: str | None, tuned=None) -> int:
+    """Per machine; `tuned`: the profile guests get (default: this host's, TCG until measured)."""
+    from . import tuning
+
+    tuned = tuned or tuning.host_profile()
+    return QEMU_OVERHEAD_MIB + tuned.tb_cache(bool(kubernetes))
 
 
 def memory_shortfall(memories: list[int], available_mib: int | None = None,
-                     overhead: int = GUEST_OVERHEAD_MIB) -> tuple[int, int] | None:
+                     overhead: int | None = None) -> tuple[int, int] | None:
     """(needed, available) MiB when the host cannot hold machines of these sizes, else None."""
+    overhead = overhead_mib(None) if overhead is None else overhead
     need = sum(m + overhead for m in memories)
     have = available_mib if available_mib is not None else host.available_memory() >> 20
     return (need, have) if need > have else None

@@ -196,6 +196,15 @@ def decide(domain_type: str, measured: str = "", forced: bool = False) -> Tuning
                                    + (" (KUBELAB_ACCEL forced the domain type `kvm`)" if forced else ""))
 
 
+def host_profile() -> Tuning:
+    """What a lab here would get now: this boot's acceleration verdict, TCG until one is measured
+    (admission counts TCG's translation caches then, never too little)."""
+    from .machines import accel
+
+    verdict = accel.cached_verdict()
+    return for_acceleration(verdict.record()) if verdict else decide("qemu")
+
+
 def for_acceleration(acc: dict) -> Tuning:
     """From an acceleration record (machines/accel.py Verdict.record)."""
     return decide(acc.get("domain_type") or "qemu", acc.get("measured", ""), bool(acc.get("forced")))

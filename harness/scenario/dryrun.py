@@ -32,11 +32,9 @@ def host_tuning() -> tuple[tuning.Tuning, str]:
     """The settings a lab here would get (this boot's acceleration verdict), and a line saying so."""
     from ..machines import accel
 
-    verdict = accel.cached_verdict()
+    verdict, tuned = accel.cached_verdict(), tuning.host_profile()
     if verdict is None:
-        return tuning.decide("qemu"), ("acceleration not measured yet this boot (the first lab.up does): "
-                                       "the TCG settings are shown")
-    tuned = tuning.for_acceleration(verdict.record())
+        return tuned, "acceleration not measured yet this boot (the first lab.up does): the TCG settings are shown"
     return tuned, f"acceleration {verdict.describe()}; {tuned.profile.upper()} settings: {tuned.why}"
 
 

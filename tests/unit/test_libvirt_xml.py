@@ -107,17 +107,26 @@ def test_kubernetes_guests_get_a_larger_translation_cache():
     assert ET.fromstring(xml).find("features/tcg/tb-cache").text == "2048"
 
 
-def test_capacity_counts_the_larger_cache_of_kubernetes_guests():
+def test_capacity_counts_the_translation_cache_only_under_tcg(monkeypatch):
     import pytest
 
-    from harness import lifecycle
-    from harness.capacity import GUEST_OVERHEAD_MIB, KUBERNETES_OVERHEAD_MIB
+    from harness import lifecycle, tuning
+    from harness.capacity import QEMU_OVERHEAD_MIB, overhead_mib
+    from harness.tuning import TB_CACHE_KUBERNETES_MIB
     from harness.errors import UsageError
 
-    lifecycle.plan_lab(2, "sid", 1, 2048, "cap", available_mib=2 * (2048 + GUEST_OVERHEAD_MIB))
-    with pytest.raises(UsageError, match=f"{KUBERNETES_OVERHEAD_MIB} MiB QEMU overhead each"):
-        lifecycle.plan_lab(2, "sid", 1, 2048, "cap", kubernetes="1.36.3",
-                           available_mib=2 * (2048 + GUEST_OVERHEAD_MIB))
+    tcg, kvm = tuning.decide("qemu"), tuning.decide("kvm", measured="kvm")
+    assert overhead_mib(None, tcg) == QEMU_OVERHEAD_MIB + 128
+    assert overhead_mib("v1.36.3", tcg) == QEMU_OVERHEAD_MIB + TB_CACHE_KUBERNETES_MIB
+    assert overhead_mib("v1.36.3", kvm) == overhead_mib(None, kvm) == QEMU_OVERHEAD_MIB
+
+    monkeypatch.setattr(tuning, "host_profile", lambda: tcg)
+    room = 2 * (2048 + QEMU_OVERHEAD_MIB + 128)
+    lifecycle.plan_lab(2, "sid", 1, 2048, "cap", available_mib=room)
+    with pytest.raises(UsageError, match=f"{QEMU_OVERHEAD_MIB + TB_CACHE_KUBERNETES_MIB} MiB QEMU overhead each"):
+        lifecycle.plan_lab(2, "sid", 1, 2048, "cap", kubernetes="1.36.3", available_mib=room)
+    monkeypatch.setattr(tuning, "host_profile", lambda: kvm)  # a KVM laptop: no cache to hold
+    lifecycle.plan_lab(2, "sid", 1, 2048, "cap", kubernetes="1.36.3", available_mib=room)
 
 
 def test_lab_disks_ignore_guest_flushes():
