@@ -172,7 +172,7 @@ def artifacts_build(c, kubernetes=None, rebuild=False, containerd=None, kubespra
     record = kit.build_kit(version, Progress(), rebuild=rebuild)
     print(f"kit {record['kubernetes']}: {len(record['components'])} components in {record['seconds']}s")
     if kubespray:
-        from harness.kubespray.readiness import build_for_checkout
+        from harness.tracks.kubespray import build_for_checkout
 
         sys.exit(build_for_checkout(kubespray, str(version), record, Progress()))
 

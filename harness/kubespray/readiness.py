@@ -4,7 +4,7 @@ What the kit serves is matched against the checkout's list (serving.py); what is
 has a recipe here is built (extras.py) when it is all that is missing, so a run that something
 else would stop builds nothing first; the rest is told apart as buildable-but-not-yet or not
 buildable on this machine, with the variable that leaves it out (sources.py). The track's
-preflight and `invoke artifacts.build --kubespray` both ask here.
+preflight and `invoke artifacts.build --kubespray` (tracks/kubespray.py) both ask here.
 """
 
 from __future__ import annotations
@@ -71,22 +71,3 @@ def refusal(kubernetes: str, label: str, path, wanted: list[Download], served: s
     else:
         text += " The rest is not built by kubelab yet (README: the kubespray track)"
     return text
-
-
-def build_for_checkout(path: str, kubernetes: str, kit: dict, progress: Progress) -> int:
-    """`invoke artifacts.build --kubespray PATH`: the extras, then what the lab serves of the list."""
-    from ..model import InstallDef
-    from ..tracks.kubespray import settings
-    from . import checkout
-    from .downloads import Defaults
-
-    found = checkout.load(checkout.locate(path)[0])
-    defaults = Defaults(found.path, found.version)
-    defaults.check_version(kubernetes)
-    wanted = defaults.resolve(kubernetes, settings(InstallDef(track="kubespray", kubernetes=kubernetes)))
-    served, gaps = build_all(wanted, kit, progress, found.version)
-    if served.complete:
-        print(f"kubespray {found.version}: the lab serves all {len(wanted)} downloads for Kubernetes {kubernetes}")
-    else:
-        print("kubelab: " + refusal(kubernetes, found.version, found.path, wanted, served, gaps))
-    return 0

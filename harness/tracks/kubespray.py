@@ -71,6 +71,23 @@ def settings(install: InstallDef) -> dict:
     return out
 
 
+def build_for_checkout(path: str, kubernetes: str, kit: dict, progress) -> int:
+    """`invoke artifacts.build --kubespray PATH`: the extras, then what the lab serves of the list."""
+    from ..kubespray import checkout, readiness
+    from ..kubespray.downloads import Defaults
+
+    found = checkout.load(checkout.locate(path)[0])
+    defaults = Defaults(found.path, found.version)
+    defaults.check_version(kubernetes)
+    wanted = defaults.resolve(kubernetes, settings(InstallDef(track="kubespray", kubernetes=kubernetes)))
+    served, gaps = readiness.build_all(wanted, kit, progress, found.version)
+    if served.complete:
+        print(f"kubespray {found.version}: the lab serves all {len(wanted)} downloads for Kubernetes {kubernetes}")
+    else:
+        print("kubelab: " + readiness.refusal(kubernetes, found.version, found.path, wanted, served, gaps))
+    return 0
+
+
 class KubesprayTrack(Track):
     name = "kubespray"
     install_keys = ("kubernetes", "pod_cidr", "service_cidr", "cni", "kubespray", "schedulable_control_plane",
