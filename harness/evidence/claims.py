@@ -25,6 +25,7 @@ from ..errors import ClaimsError, HarnessError, YamlProblem
 from ..model import API_VERSION, Scenario
 from ..paths import project_root
 from ..scenario.checker import CLAIM_RE
+from ..scenario.checker import show as _show
 from ..scenario.yamlsrc import Source, format_path, read
 
 KIND = "Claims"
@@ -119,14 +120,6 @@ class _File:
             self.bad(path, f"found {_show(value)}; allowed: {what}")
             return ""
         return " ".join(value.split())
-
-
-def _show(value) -> str:
-    if isinstance(value, dict):
-        return "a mapping"
-    if isinstance(value, list):
-        return "a list"
-    return "nothing" if value is None else repr(value)
 
 
 def _scenario(name: str, cache: dict, problems: list[str]) -> Scenario | None:

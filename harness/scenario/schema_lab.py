@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from ..images.recipe import SUITES
 from ..lab import MAX_MACHINE_NAME, NAME_RE
+from ..machines import BACKENDS
 from ..model import ROLES, LabDef, MachineDef
 from .checker import Checker, show
 from .overlap import network_problem
-
-BACKENDS = ("libvirt", "vagrant")
 
 
 def read_lab(c: Checker, raw, path) -> LabDef | None:
