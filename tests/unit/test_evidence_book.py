@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.errors import ClaimsError, ScenarioError
+from harness.errors import ClaimsError
 from harness.evidence import book, book_compare, book_plan, book_render, claims
 from harness.matrix import report
 from harness.paths import project_root

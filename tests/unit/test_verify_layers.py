@@ -7,7 +7,6 @@ import json
 import re
 import shutil
 import subprocess
-import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -16,7 +15,7 @@ from kubernetes import client as k
 
 from harness import verify
 from harness.verify import certs, dns, etcd, kube_system, nodes, records
-from harness.verify.finding import FAILS, HOLDS, NOT_APPLICABLE, RECORDED
+from harness.verify.finding import FAILS, HOLDS, NOT_APPLICABLE
 from harness.verify.sections import script, split
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "verify"
