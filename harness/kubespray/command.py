@@ -42,11 +42,14 @@ def playbook_command(*, venv_bin: Path, checkout: Path, inventory: Path, vars_fi
                      checksums_file: Path, known_hosts: Path, fact_cache: Path, control_dir: Path,
                      playbook: str = "cluster.yml", become: bool = False,
                      tags: tuple[str, ...] = (), skip_tags: tuple[str, ...] = (),
-                     ansible_cfg_text: str | None = None) -> HostCommand:
+                     extra: tuple[str, ...] = (), ansible_cfg_text: str | None = None) -> HostCommand:
     """The command for `playbook` of the checkout against the lab in `inventory`.
+    `extra`: further `-e key=value` (reset.yml's reset_confirmation=yes);
     `ansible_cfg_text`: the checkout's ansible.cfg when it is not read from the checkout."""
     argv = [str(venv_bin / "ansible-playbook"), "-i", str(inventory),
             "-e", f"@{vars_file}", "-e", f"@{checksums_file}"]
+    for item in extra:
+        argv += ["-e", item]
     if become:
         argv.append("--become")
     if tags:

@@ -34,6 +34,11 @@ def _tracks(can: str) -> str:
     return " or ".join(n for n, t in TRACKS.items() if getattr(t, can))
 
 
+def _play_again(track) -> str:
+    return ("add a recovery step `reinstall: true` (the play again)" if track.reinstalls
+            else "and this track cannot reinstall")
+
+
 def validate(src: Source, path: Path, problems: list[str], claim_ids: set | None = None,
              claim_files: str = "") -> Scenario | None:
     """claim_ids: the ids the claims files define (lint); None leaves checks' `claims:` ids unchecked."""
@@ -69,6 +74,7 @@ def validate(src: Source, path: Path, problems: list[str], claim_ids: set | None
         if f.phase in FAULT_PHASES[1:] and not track.arms_inside_install:
             c.bad(("faults", i, "phase"), f"found {f.phase!r}; allowed without the {_tracks('arms_inside_install')} "
                                           "track: before-install")
+    reinstalled = track.reinstalls and any(s.action == "reinstall" for s in recover)
     for section, checks in (("expect", expect), ("verify", verify), ("observe", observe)):
         raw = top.get(section) if isinstance(top.get(section), list) else []
         for chk in checks:
@@ -77,17 +83,19 @@ def validate(src: Source, path: Path, problems: list[str], claim_ids: set | None
             if chk.at and not track.arms_inside_install:
                 c.bad((section, i, "at"), f"found {chk.at!r}; points inside the install exist only on the "
                                           f"{_tracks('arms_inside_install')} track")
-            if install.play_fails and chk.target == CLUSTER and not track.reinstalls:
+            if install.play_fails and chk.target == CLUSTER and section == "expect":
                 c.bad((section, i, "target"), "a play the fault stops (`install.play_fails`) leaves no cluster to "
-                                              "check, and this track cannot reinstall; check the host's play or "
-                                              "the machines")
+                                              "check before the recovery; check the host's play or the machines")
+            elif install.play_fails and chk.target == CLUSTER and not reinstalled:
+                c.bad((section, i, "target"), "a play the fault stops (`install.play_fails`) leaves no cluster to "
+                                              f"check; {_play_again(track)}")
             if chk.target == HOST and not track.records_plays:
                 c.bad((section, i, "probe"), f"probe `{chk.probe.kind}` reads the plays of the "
                                              f"{_tracks('records_plays')} track; this scenario installs with "
                                              f"`{install.track}`")
-    if install.play_fails and verify_layers and not track.reinstalls:
-        c.bad(("verify",), "a play the fault stops (`install.play_fails`) leaves no cluster for the verify layers, "
-                           "and this track cannot reinstall")
+    if install.play_fails and verify_layers and not reinstalled:
+        c.bad(("verify",), f"a play the fault stops (`install.play_fails`) leaves no cluster for the verify layers; "
+                           f"{_play_again(track)}")
     if faults and not expect and not top.get("expect"):
         c.bad(("expect",), "a scenario with faults needs at least one expectation (what the fault looks like)")
     raw_recover = top.get("recover") if isinstance(top.get("recover"), list) else []
@@ -106,7 +114,11 @@ def validate(src: Source, path: Path, problems: list[str], claim_ids: set | None
     for i in reinstalls:
         if not track.reinstalls:
             names = _tracks("reinstalls")
-            c.bad(("recover", i, "reinstall"), f"allowed only with the {names} track (`install.track: {names}`)")
+            c.bad(("recover", i, "reinstall"), f"allowed only with a track that reinstalls ({names}); this "
+                                               f"scenario's is `{install.track}`")
+        elif recover[i].networks and not track.reinstall_takes_ranges:
+            c.bad(("recover", i, "reinstall"), f"the {track.name} track reinstalls with the install section's ranges; "
+                                               "other pod_cidr/service_cidr here are not supported yet")
     ci = top.get("ci", False)
     if not isinstance(ci, bool):
         c.bad(("ci",), f"found {show(ci)}; allowed: true or false")

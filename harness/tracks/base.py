@@ -12,6 +12,7 @@ class Track:
     # recover may `reinstall` the cluster, and faults may be armed inside the install
     # (before-init, before-cni): what the loader allows a scenario on this track
     reinstalls = False
+    reinstall_takes_ranges = True  # a reinstall may give other pod/service ranges (`reinstall: {pod_cidr: ...}`)
     arms_inside_install = False
     # the install section's keys besides `track` a scenario on this track may give
     install_keys: tuple[str, ...] = ()

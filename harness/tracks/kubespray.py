@@ -34,6 +34,7 @@ class KubesprayContext:
     files: tuple[tuple[str, str], ...]   # (host path, content): written before the play
     command: object                      # the HostCommand of cluster.yml
     timeout: float
+    reset: object = None                 # the HostCommand of reset.yml, confirmed (a reinstall's first step)
 
 
 # variables kubelab sets itself, and where a scenario says what it wants instead; the offline
@@ -94,6 +95,8 @@ class KubesprayTrack(Track):
                     "play_fails", "variables")
     takes_checkout = True
     records_plays = True
+    reinstalls = True
+    reinstall_takes_ranges = False  # a reinstall with other pod/service ranges: not yet (new vars file)
 
     def estimate_min(self, machines: int) -> int:
         # not yet measured end to end: the phase sum of ../reference's runs under TCG, 50-60 min
@@ -184,12 +187,24 @@ class KubesprayTrack(Track):
         out = [make_step(HOST, "host-write", f"kubespray: {Path(path).name}", path, content=content)
                for path, content in ctx.files]
         # a play the fault is meant to stop (`play_fails`) is recorded, and the expectations judge it
-        out.append(make_step(HOST, "host-run", "kubespray: cluster.yml", "", host=ctx.command,
-                             timeout=ctx.timeout, note="kubespray cluster.yml against the lab",
-                             may_fail=init_may_fail))
-        out.append(make_step(ctx.control_plane, "fetch", "admin.conf", f"cat {ADMIN_CONF}",
-                             note="the admin kubeconfig kubespray's kubeadm wrote", may_fail=init_may_fail))
-        return out
+        return out + _play(ctx, make_step, may_fail=init_may_fail)
+
+    def reinstall_steps(self, install: InstallDef, ctx: KubesprayContext, make_step, rebuild: bool,
+                        new_ranges: bool) -> list:
+        """After a play the fault stopped: cluster.yml again (kubespray's plays are made to be
+        run again over what is there). After a built cluster: reset.yml first, then cluster.yml."""
+        out = []
+        if rebuild:
+            out.append(make_step(HOST, "host-run", "kubespray: reset.yml", "", host=ctx.reset, timeout=ctx.timeout,
+                                 note="kubespray reset.yml, confirmed: the cluster removed from every machine"))
+        return out + _play(ctx, make_step)
+
+
+def _play(ctx: KubesprayContext, make_step, may_fail: bool = False) -> list:
+    return [make_step(HOST, "host-run", "kubespray: cluster.yml", "", host=ctx.command, timeout=ctx.timeout,
+                      note="kubespray cluster.yml against the lab", may_fail=may_fail),
+            make_step(ctx.control_plane, "fetch", "admin.conf", f"cat {ADMIN_CONF}",
+                      note="the admin kubeconfig kubespray's kubeadm wrote", may_fail=may_fail)]
 
 
 def _checkout(install: InstallDef):
@@ -231,8 +246,7 @@ def _context(install: InstallDef, machines, host_key, client_key: Path, tuned, w
         files[paths["vars.yml"]] = files[paths["checksums.yml"]] = \
             "# made at run time from the checkout's download list and the kit\n"
         checkout_path = Path(NO_CHECKOUT)
-        command = playbook_command(venv_bin=Path("<kubespray venv>/bin"), checkout=checkout_path,
-                                   ansible_cfg_text="", **command_paths)
+        venv_bin, cfg = Path("<kubespray venv>/bin"), {"ansible_cfg_text": ""}
     else:
         header = f"kubelab, for kubespray {found.version} ({found.path})"
         variables = offline.extra_vars(defaults, install.kubernetes, f"http://{SERVER_HOST}:{serve_files.PORT}",
@@ -245,8 +259,12 @@ def _context(install: InstallDef, machines, host_key, client_key: Path, tuned, w
                                                                      for d in downloads if d.kind == "file"))
         else:
             files[paths["checksums.yml"]] = offline.dump(offline.checksum_tables(defaults, downloads, sha256), header)
-        venv_bin = for_requirements(found.file("requirements.txt")).path / "bin"
-        command = playbook_command(venv_bin=venv_bin, checkout=found.path, **command_paths)
+        venv_bin, cfg = for_requirements(found.file("requirements.txt")).path / "bin", {}
+        checkout_path = found.path
+    command = playbook_command(venv_bin=venv_bin, checkout=checkout_path, **command_paths, **cfg)
+    # kubespray's reset.yml asks for confirmation unless reset_confirmation is set (playbooks/reset.yml)
+    reset = playbook_command(venv_bin=venv_bin, checkout=checkout_path, playbook="reset.yml",
+                             extra=("reset_confirmation=yes",), **command_paths, **cfg)
     control_plane = next(h.name for h in hosts if "kube_control_plane" in h.groups)
     return KubesprayContext(control_plane, tuple((str(p), t) for p, t in files.items()), command,
-                            PLAY_TIMEOUT_S[tuned.is_tcg])
+                            PLAY_TIMEOUT_S[tuned.is_tcg], reset)

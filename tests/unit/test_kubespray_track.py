@@ -241,3 +241,24 @@ def test_the_extras_are_built_only_when_they_are_all_that_is_missing(tree, tmp_p
     served, gaps = readiness.ensure_served(wanted, record | {"kubernetes": "v" + KUBE}, Progress(quiet=True),
                                            "9.8.7", proxy=served_runc)
     assert built == ["runc"] and served.complete and gaps == []
+
+
+def test_a_reinstall_runs_the_play_again_and_after_a_built_cluster_resets_it_first(tree, tmp_path):
+    defaults = Defaults(tree, "9.8.7")
+    machines = (MachineDef(name="cp1", role="control-plane"),)
+    scenario = Scenario(name="s", summary="s", lab=LabDef(suite="sid", machines=machines), install=install(tree))
+    ctx = TRACK.context(scenario, FakeLab(), {"cp1": "control-plane"}, {}, kit(tmp_path, defaults), decide("qemu"),
+                        workdir=tmp_path / "install")
+
+    def make_step(machine, action, name, command, **kw):
+        return (machine, action, name, kw.get("host"))
+
+    after_a_stopped_play = TRACK.reinstall_steps(scenario.install, ctx, make_step, rebuild=False, new_ranges=False)
+    assert [s[:3] for s in after_a_stopped_play] == [("host", "host-run", "kubespray: cluster.yml"),
+                                                     ("cp1", "fetch", "admin.conf")]
+    assert after_a_stopped_play[0][3] is ctx.command
+    rebuilt = TRACK.reinstall_steps(scenario.install, ctx, make_step, rebuild=True, new_ranges=False)
+    assert [s[2] for s in rebuilt] == ["kubespray: reset.yml", "kubespray: cluster.yml", "admin.conf"]
+    # reset.yml's prompt is answered as kubespray documents (playbooks/reset.yml: reset_confirmation)
+    assert rebuilt[0][3].argv[-3:] == ("-e", "reset_confirmation=yes", "reset.yml")
+    assert rebuilt[0][3].env == ctx.command.env

@@ -244,10 +244,26 @@ CASES = [
          "bad.yaml:8: expect[0].probe.ansible-failure.task: found '(Download'; allowed: a valid regular expression "
          "(missing ), unterminated subpattern at position 0)",
          "bad.yaml:9: expect[1].at: found 'before-cni'; points inside the install exist only on the kubeadm track",
-         "bad.yaml:10: expect[2].target: a play the fault stops (`install.play_fails`) leaves no cluster to check, "
-         "and this track cannot reinstall; check the host's play or the machines",
+         "bad.yaml:10: expect[2].target: a play the fault stops (`install.play_fails`) leaves no cluster to check "
+         "before the recovery; check the host's play or the machines",
          "bad.yaml:11: verify: a play the fault stops (`install.play_fails`) leaves no cluster for the verify "
-         "layers, and this track cannot reinstall"),
+         "layers; add a recovery step `reinstall: true` (the play again)"),
+    case("kubespray-reinstalls-with-its-own-ranges", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        install: {track: kubespray, play_fails: true}
+        lab: {suite: sid, machines: [{name: cp1, role: control-plane}]}
+        expect:
+          - {name: failed, probe: {ansible-failure: {}}, equals: 1}
+        recover:
+          - {name: again, reinstall: {pod_cidr: 10.99.0.0/16}}
+        verify:
+          - {layers: all}
+        """,
+         "bad.yaml:10: recover[0].reinstall: the kubespray track reinstalls with the install section's ranges; "
+         "other pod_cidr/service_cidr here are not supported yet"),
     case("command-equals-compares-the-exit-code", """\
         apiVersion: kubelab/v1
         kind: Scenario
@@ -274,7 +290,7 @@ CASES = [
          "bad.yaml:5: install.kubelet_health_check: found '4 minutes'; allowed: a duration like 40s or 1m30s",
          "bad.yaml:7: recover: `install.init_fails: true` needs a recovery step `reinstall: true` "
          "(kubeadm reset, then init, joins and CNI again)"),
-    case("a-reinstall-needs-the-kubeadm-track-and-real-ranges", """\
+    case("a-reinstall-needs-a-track-that-reinstalls-and-real-ranges", """\
         apiVersion: kubelab/v1
         kind: Scenario
         name: bad
@@ -291,9 +307,12 @@ CASES = [
          "bad.yaml:8: recover[1].reinstall.pod_cidr: found '172.20.0.0/33'; allowed: an IPv4 network like 172.20.0.0/16",
          "bad.yaml:9: recover[2].reinstall: found 'yes please'; allowed: true, or a mapping of pod_cidr and "
          "service_cidr to rebuild with",
-         "bad.yaml:7: recover[0].reinstall: allowed only with the kubeadm track (`install.track: kubeadm`)",
-         "bad.yaml:8: recover[1].reinstall: allowed only with the kubeadm track (`install.track: kubeadm`)",
-         "bad.yaml:9: recover[2].reinstall: allowed only with the kubeadm track (`install.track: kubeadm`)"),
+         "bad.yaml:7: recover[0].reinstall: allowed only with a track that reinstalls (kubeadm or kubespray); "
+         "this scenario's is `none`",
+         "bad.yaml:8: recover[1].reinstall: allowed only with a track that reinstalls (kubeadm or kubespray); "
+         "this scenario's is `none`",
+         "bad.yaml:9: recover[2].reinstall: allowed only with a track that reinstalls (kubeadm or kubespray); "
+         "this scenario's is `none`"),
     case("an-api-call-timeout-is-for-an-init-the-fault-stops", """\
         apiVersion: kubelab/v1
         kind: Scenario
