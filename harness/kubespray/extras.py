@@ -40,25 +40,25 @@ def estimate(downloads: list[Download]) -> str:
 
 def ensure(missing: list[Download], kube_tag: str, progress: Progress) -> dict[str, Path]:
     """Build (or find) each buildable download and link it at kubespray's path in the kit's tree."""
-    links = {d.path: _make(d, progress) for d in buildable(missing)}
+    links = {d.path: make(d.name, module_version(d), d.file_name, progress) for d in buildable(missing)}
     if links:
         serve_files.add_links(kube_tag, links)
     return links
 
 
-def _make(d: Download, progress: Progress) -> Path:
-    version = module_version(d)
-    if d.name == "containerd":
+def make(name: str, version: str, file_name: str, progress: Progress) -> Path:
+    """The file `file_name` (kubespray's name for it) of release `version` (v3.6.14) of `name`."""
+    if name == "containerd":
         record = prerequisites.ensure_containerd(version, progress)
         binaries = {Path(p).name: f for p, f in built_containerd.binaries(record).items()}
-        return archives.tar_gz(d.file_name, {f"bin/{name}": f for name, f in binaries.items()})
-    [module] = SOURCES[d.name].modules
+        return archives.tar_gz(file_name, {f"bin/{program}": f for program, f in binaries.items()})
+    [module] = SOURCES[name].modules
     go_version = gotool.go_version()
     with build.store_lock(progress):
         go_line = gotool.module_go_line(Path(gotool.download(module, version)["GoMod"]).read_text())
-        if d.name == "etcd":
+        if name == "etcd":
             entry = build.ensure(components.etcd(version, go_line), go_version, progress)
-            folder = d.file_name.removesuffix(".tar.gz")
-            return archives.tar_gz(d.file_name, {f"{folder}/{p}": entry.path(p) for p in entry.files})
+            folder = file_name.removesuffix(".tar.gz")
+            return archives.tar_gz(file_name, {f"{folder}/{p}": entry.path(p) for p in entry.files})
         entry = build.ensure(components.runc(version, go_line), go_version, progress)
         return entry.path("runc")
