@@ -169,12 +169,14 @@ def artifacts_build(c, kubernetes=None, rebuild=False, containerd=None, kubespra
         print(f"containerd {record['containerd']}: {', '.join(sorted(record['files']))} in {record['seconds']}s")
         return
     version = kit.check_version(kubernetes or DEFAULT_KUBERNETES)
+    if kubespray:  # the checkout and the release in its tables, before an hour of building
+        from harness.tracks.kubespray import build_for_checkout, checkout_for_build
+
+        found, defaults = checkout_for_build(kubespray, str(version))
     record = kit.build_kit(version, Progress(), rebuild=rebuild)
     print(f"kit {record['kubernetes']}: {len(record['components'])} components in {record['seconds']}s")
     if kubespray:
-        from harness.tracks.kubespray import build_for_checkout
-
-        sys.exit(build_for_checkout(kubespray, str(version), record, Progress()))
+        build_for_checkout(found, defaults, str(version), record, Progress(), rebuild=rebuild)
 
 
 @task(help={"json_": "print the store entries as JSON"})

@@ -41,7 +41,7 @@ def parse(text: str) -> str:
     series = ", ".join(f"{a}.{b}" for a, b in SERIES)
     if not m:
         raise UsageError(f"--containerd {text!r}: give a release like 2.2.9 (kubelab builds containerd {series})")
-    if not _in_series(m.group(0).strip()):
+    if not in_series(m.group(0).strip()):
         raise UsageError(f"--containerd {text}: kubelab builds containerd {series} from source "
                          "(1.6, 1.7 and 2.1 come from Debian's bookworm, trixie and sid)")
     return "v" + ".".join(m.groups())
@@ -50,14 +50,14 @@ def parse(text: str) -> str:
 def check_version(text: str) -> str:
     """The tag, if the module proxy serves it; else a message listing what it serves."""
     tag = parse(text)
-    ok, served = gotool.is_served(MODULE, tag, _in_series)
+    ok, served = gotool.is_served(MODULE, tag, in_series)
     if ok:
         return tag
     raise UsageError(f"--containerd {tag.lstrip('v')}: {MODULE}@{tag} is not served by the Go module proxy; "
                      f"served here: {', '.join(v.lstrip('v') for v in served) or 'none in 2.2-2.4'}")
 
 
-def _in_series(tag: str) -> bool:
+def in_series(tag: str) -> bool:
     m = VERSION_RE.match(tag)
     return bool(m) and (int(m.group(1)), int(m.group(2))) in SERIES
 

@@ -145,7 +145,8 @@ class Defaults:
             if _truthy(field.get("file", False)):
                 checksum = field.get("checksum")
                 sha = str(checksum).removeprefix("sha256:") if checksum else None
-                out.append(Download(name=name, kind="file", groups=groups, url=str(field.get("url")), sha256=sha,
+                url = _web_url(str(field.get("url")), name, self.label)
+                out.append(Download(name=name, kind="file", groups=groups, url=url, sha256=sha,
                                     table=getattr(checksum, "table", None), version=getattr(checksum, "version", None)))
             elif _truthy(field.get("container", False)):
                 out.append(Download(name=name, kind="image", groups=groups,
@@ -183,6 +184,15 @@ class _Fields:
         except TemplateError as exc:
             raise UsageError(f"kubespray {self.label}, {DOWNLOAD_FILE}: downloads.{self.name}.{key}: {exc}") from exc
         return value.strip() if isinstance(value, str) and not isinstance(value, Checksum) else value
+
+
+def _web_url(url: str, name: str, label: str) -> str:
+    """A file's URL, which becomes a path below the lab's file server: http(s), a host, no `..`."""
+    scheme, _, rest = url.partition("://")
+    if scheme not in ("http", "https") or not rest or rest.startswith("/") or ".." in rest.split("/"):
+        raise UsageError(f"kubespray {label}: downloads.{name}.url is `{url}`; kubelab serves a file at its "
+                         "http(s) URL's host and path (check the scenario's install.variables)")
+    return url
 
 
 def _get(scope: Scope, name: str, what: str, label: str):

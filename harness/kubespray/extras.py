@@ -9,8 +9,8 @@ checkout asks for, in upstream's release layout, and linked into the kit's file 
 
 The versions are the checkout's (etcd_version, runc_version, containerd_version), not
 kubeadm's: kubespray runs etcd as a host unit at its own pin. Each build is a store entry like
-any kit component, so a second checkout asking for the same release finds it built; a kit
-rebuild replaces the file tree, and the next kubespray preflight links these again (seconds).
+any kit component, so a second checkout asking for the same release finds it built; the links
+are remembered beside the tree (serve/files.py), so a rebuild of the kit keeps them.
 """
 
 from __future__ import annotations
@@ -35,19 +35,22 @@ def buildable(missing: list[Download]) -> list[Download]:
 
 
 def estimate(downloads: list[Download]) -> str:
-    return f"about {max(1, round(sum(MINUTES[d.name] for d in downloads)))} min"
+    return f"about {max(1, round(sum(MINUTES.get(d.name, 2) for d in downloads)))} min"
 
 
-def ensure(missing: list[Download], kube_tag: str, progress: Progress) -> dict[str, Path]:
-    """Build (or find) each buildable download and link it at kubespray's path in the kit's tree."""
-    links = {d.path: make(d.name, module_version(d), d.file_name, progress) for d in buildable(missing)}
+def ensure(missing: list[Download], files_root: Path, progress: Progress, rebuild: bool = False) -> dict[str, Path]:
+    """Build (or find) each buildable download and link it at kubespray's path in the kit's file
+    tree `files_root` (the kit record's `files`)."""
+    links = {d.path: make(d.name, module_version(d), d.file_name, progress, rebuild) for d in buildable(missing)}
     if links:
-        serve_files.add_links(kube_tag, links)
+        with build.store_lock(progress):  # as the kit build that writes the tree
+            serve_files.add_links(files_root, links)
     return links
 
 
-def make(name: str, version: str, file_name: str, progress: Progress) -> Path:
-    """The file `file_name` (kubespray's name for it) of release `version` (v3.6.14) of `name`."""
+def make(name: str, version: str, file_name: str, progress: Progress, rebuild: bool = False) -> Path:
+    """The file `file_name` (kubespray's name for it) of release `version` (v3.6.14) of `name`.
+    `rebuild`: build etcd and runc again (containerd: `invoke artifacts.build --containerd V --rebuild`)."""
     if name == "containerd":
         record = prerequisites.ensure_containerd(version, progress)
         binaries = {Path(p).name: f for p, f in built_containerd.binaries(record).items()}
@@ -57,8 +60,8 @@ def make(name: str, version: str, file_name: str, progress: Progress) -> Path:
     with build.store_lock(progress):
         go_line = gotool.module_go_line(Path(gotool.download(module, version)["GoMod"]).read_text())
         if name == "etcd":
-            entry = build.ensure(components.etcd(version, go_line), go_version, progress)
+            entry = build.ensure(components.etcd(version, go_line), go_version, progress, rebuild)
             folder = file_name.removesuffix(".tar.gz")
             return archives.tar_gz(file_name, {f"{folder}/{p}": entry.path(p) for p in entry.files})
-        entry = build.ensure(components.runc(version, go_line), go_version, progress)
+        entry = build.ensure(components.runc(version, go_line), go_version, progress, rebuild)
         return entry.path("runc")

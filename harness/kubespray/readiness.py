@@ -10,6 +10,7 @@ preflight and `invoke artifacts.build --kubespray` (tracks/kubespray.py) both as
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 from ..progress import Progress
 from . import extras, serving, sources
@@ -19,41 +20,43 @@ from .downloads import Download
 Proxy = Callable[[str, str], tuple[bool, str]]
 
 
-def _build(gaps: list[sources.Gap], kit: dict, progress: Progress, label: str, hint: str = "") -> None:
+def _build(gaps: list[sources.Gap], kit: dict, progress: Progress, label: str, hint: str = "",
+           rebuild: bool = False) -> None:
     todo = [g.download for g in gaps]
     progress.note(f"kubespray {label} downloads " + ", ".join(f"{d.name} {d.version}" for d in todo)
                   + f" beyond the kit: building from Go modules, {extras.estimate(todo)}" + (f" ({hint})" if hint else ""))
-    extras.ensure(todo, kit["kubernetes"], progress)
+    extras.ensure(todo, Path(kit["files"]), progress, rebuild)
 
 
 def _buildable(gaps: list[sources.Gap]) -> list[sources.Gap]:
-    return [g for g in gaps if g.buildable and g.download in extras.buildable([g.download])]
+    return [g for g in gaps if g.buildable and g.download.kind == "file" and g.download.name in extras.RECIPES]
 
 
-def ensure_served(wanted: list[Download], kit: dict, progress: Progress, label: str, hint: str = "",
+def _match(wanted: list[Download], kit: dict, proxy: Proxy, build_hint: str):
+    served = serving.serving(wanted, kit)
+    return served, sources.gaps(served.missing_files + served.missing_images, proxy, build_hint)
+
+
+def ensure_served(wanted: list[Download], kit: dict, progress: Progress, label: str, build_hint: str = "",
                   proxy: Proxy = sources.proxy_answer) -> tuple[serving.Serving, list[sources.Gap]]:
     """The match, after building the extras when they are all that is missing (so a run that
     something else would stop builds nothing first); with the gaps left."""
-    served = serving.serving(wanted, kit)
-    if served.complete:
-        return served, []
-    gaps = sources.gaps(served.missing_files + served.missing_images, proxy)
-    if len(_buildable(gaps)) < len(gaps):
+    served, gaps = _match(wanted, kit, proxy, build_hint)
+    if served.complete or len(_buildable(gaps)) < len(gaps):
         return served, gaps
-    _build(gaps, kit, progress, label, hint)
-    return serving.serving(wanted, kit), []
+    _build(gaps, kit, progress, label, f"{build_hint} does the same" if build_hint else "")
+    return _match(wanted, kit, proxy, build_hint)
 
 
-def build_all(wanted: list[Download], kit: dict, progress: Progress, label: str,
+def build_all(wanted: list[Download], kit: dict, progress: Progress, label: str, rebuild: bool = False,
               proxy: Proxy = sources.proxy_answer) -> tuple[serving.Serving, list[sources.Gap]]:
     """Build every extra the list asks for that can be built, whatever else is missing."""
-    served = serving.serving(wanted, kit)
-    gaps = sources.gaps(served.missing_files + served.missing_images, proxy)
-    todo = _buildable(gaps)
+    served, gaps = _match(wanted, kit, proxy, "")
+    todo = _buildable(gaps) if not rebuild else \
+        [sources.Gap(d, True, "") for d in extras.buildable(wanted)]
     if todo:
-        _build(todo, kit, progress, label)
-        served = serving.serving(wanted, kit)
-        gaps = [g for g in gaps if g not in todo]
+        _build(todo, kit, progress, label, rebuild=rebuild)
+        served, gaps = _match(wanted, kit, proxy, "")
     return served, gaps
 
 
@@ -66,7 +69,7 @@ def refusal(kubernetes: str, label: str, path, wanted: list[Download], served: s
             "missing:\n  " + "\n  ".join(g.line() for g in gaps)
             + f"\nThe kit serves {', '.join(sorted(served.files)) or 'no file'} and {images} image(s) of the list.")
     if blocked:
-        text += (f" {len(blocked)} of the missing cannot be built on this machine as the scenario asks "
+        text += (f" {len(blocked)} of the missing cannot be built on this machine with these settings "
                  f"({', '.join(g.download.name for g in blocked)}); README: the kubespray track")
     else:
         text += " The rest is not built by kubelab yet (README: the kubespray track)"

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from ..artifacts.containerd import in_series as containerd_series
 from .downloads import Download
 
 
@@ -27,7 +28,9 @@ class Source:
     debian: str = ""                # or a Debian package it is made from
     leave_out: Mapping = None       # kubespray variables that leave it out of the play, if any
     kept_because: str = ""          # where none does: why kubespray always fetches it
-    recipe: bool = False            # kubelab builds it (extras.py)
+    recipe: bool = False            # kubelab builds it, as a file (extras.py)
+    releases: Callable[[str], bool] | None = None  # the releases its recipe builds (None: any served)
+    releases_said: str = ""
     unbuildable: str = ""           # why its module, though served, cannot be built from the proxy
 
 
@@ -35,7 +38,8 @@ class Source:
 SOURCES: dict[str, Source] = {
     "etcd": Source(modules=("go.etcd.io/etcd/server/v3",), recipe=True),
     "runc": Source(modules=("github.com/opencontainers/runc",), recipe=True),
-    "containerd": Source(modules=("github.com/containerd/containerd/v2",), recipe=True),
+    "containerd": Source(modules=("github.com/containerd/containerd/v2",), recipe=True,
+                         releases=containerd_series, releases_said="2.2-2.4"),
     # kubespray master 46dbdd39 pins 2.3.0, which the proxy refuses here; it serves 2.0.5, 2.2.0,
     # 2.2.1 and 2.3.1, but none of them builds (tried with go 1.26.8 on 2026-12-04)
     "nerdctl": Source(
@@ -84,10 +88,11 @@ def _leave_out(source: Source) -> str:
         "no kubespray variable leaves it out"
 
 
-def gaps(missing: list[Download], served: Callable[[str, str], tuple[bool, str]]) -> list[Gap]:
+def gaps(missing: list[Download], served: Callable[[str, str], tuple[bool, str]], build_hint: str = "") -> list[Gap]:
     """Each missing download, told apart: buildable here (not built yet) or not (and what to do).
 
-    served(module, version) -> (served?, the proxy's answer when not)."""
+    served(module, version) -> (served?, the proxy's answer when not); build_hint: the command that
+    builds kubelab's recipes now (e.g. `invoke artifacts.build --kubernetes 1.36.3 --kubespray PATH`)."""
     out = []
     for d in missing:
         source = SOURCES.get(d.name)
@@ -103,9 +108,7 @@ def gaps(missing: list[Download], served: Callable[[str, str], tuple[bool, str]]
             for module in source.modules:
                 ok, answer = served(module, version)
                 if ok:
-                    then = ("kubelab builds it once nothing else is missing (now: `invoke artifacts.build "
-                            "--kubespray PATH`)") if source.recipe else "kubelab does not build it yet"
-                    out.append(Gap(d, True, f"{module}@{version} is served by the Go module proxy; {then}"))
+                    out.append(_servable(d, source, f"{module}@{version}", build_hint))
                     break
                 answers.append(f"{module}@{version}" + (f" ({answer})" if answer else ""))
             else:
@@ -114,13 +117,37 @@ def gaps(missing: list[Download], served: Callable[[str, str], tuple[bool, str]]
     return out
 
 
+def _servable(d: Download, source: Source, module_at: str, build_hint: str) -> Gap:
+    """A download whose module is served: kubelab builds it where it has the recipe for this
+    kind and release, otherwise it is buildable in principle but not by kubelab yet."""
+    if source.recipe and d.kind == "file" and (source.releases is None or source.releases(module_version(d))):
+        now = f" ({build_hint} builds it now)" if build_hint else ""
+        return Gap(d, True, f"{module_at} is served by the Go module proxy; kubelab builds it once nothing else "
+                            f"is missing{now}")
+    if source.recipe and d.kind == "file":
+        return Gap(d, False, f"{module_at} is served by the Go module proxy, but kubelab builds {d.name} "
+                             f"{source.releases_said} only")
+    return Gap(d, True, f"{module_at} is served by the Go module proxy; kubelab does not build it yet"
+                        + (" as an image" if d.kind == "image" and source.recipe else ""))
+
+
+# what the module proxy (or go) says for a module version it does not have; anything else (no
+# route, no name resolution, a timeout) is not an answer about the module at all
+NOT_SERVED = ("not available", "403 forbidden", "404 not found", "410 gone", "unknown revision",
+              "invalid version", "no matching versions")
+
+
 def proxy_answer(module: str, version: str) -> tuple[bool, str]:
-    """Ask the module proxy (through `go mod download`) whether it serves module@version."""
+    """Ask the module proxy (through `go mod download`) whether it serves module@version; a proxy
+    that cannot be asked is a host problem, never "not served"."""
     from ..artifacts import gotool
-    from ..errors import UsageError
+    from ..errors import HostError, UsageError
 
     try:
         gotool.download(module, version)
         return True, ""
     except UsageError as exc:
-        return False, str(exc).rsplit(": ", 1)[-1].strip()
+        said = str(exc).rsplit(": ", 1)[-1].strip()
+        if any(marker in str(exc).lower() for marker in NOT_SERVED):
+            return False, said
+        raise HostError(f"cannot ask the Go module proxy whether it serves {module}@{version}: {exc}") from None

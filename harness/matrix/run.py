@@ -29,6 +29,8 @@ from . import report, schedule
 from .cells import HOST
 
 TERM_GRACE_S = 300  # a stopped scenario's teardown (machines, networks, servers)
+
+
 def estimate_min(scenario) -> int:
     """Rough wall time of a scenario under TCG on a 2-core host, for the plan only (each track's figure)."""
     return track_of(scenario.install).estimate_min(len(scenario.lab.machines))

@@ -83,7 +83,8 @@ def validate(src: Source, path: Path, problems: list[str], claim_ids: set | None
             if chk.at and not track.arms_inside_install:
                 c.bad((section, i, "at"), f"found {chk.at!r}; points inside the install exist only on the "
                                           f"{_tracks('arms_inside_install')} track")
-            if install.play_fails and chk.target == CLUSTER and section == "expect":
+            # observe runs before the recovery too (plan.py), when a stopped play left no cluster
+            if install.play_fails and chk.target == CLUSTER and section in ("expect", "observe"):
                 c.bad((section, i, "target"), "a play the fault stops (`install.play_fails`) leaves no cluster to "
                                               "check before the recovery; check the host's play or the machines")
             elif install.play_fails and chk.target == CLUSTER and not reinstalled:

@@ -15,10 +15,14 @@ different base URL:
 
 from __future__ import annotations
 
+import json
+import os
 import sys
 from pathlib import Path
 
 from .. import paths
+from ..errors import UsageError
+from ..fsutil import write_json
 from . import process
 
 PORT = 8080
@@ -29,13 +33,16 @@ def tree_dir(kubernetes_tag: str) -> Path:
 
 
 def write_tree(kubernetes_tag: str, links: dict[str, Path]) -> Path:
-    """Symlinks `relative path -> store file`; the old tree is replaced."""
+    """Symlinks `relative path -> store file`; the old tree is replaced. Links added after the kit
+    (add_links: files one installer downloads beyond it) are kept while their targets exist."""
     root = tree_dir(kubernetes_tag)
-    staging = root.with_name(f".{root.name}.new")
+    links = {**_added(root), **links}
+    staging = root.with_name(f".{root.name}.new.{os.getpid()}")
     if staging.exists():
         _remove(staging)
+    staging.mkdir(parents=True)
     for rel, target in sorted(links.items()):
-        link = staging / rel
+        link = staging / _relative(rel)
         link.parent.mkdir(parents=True, exist_ok=True)
         link.symlink_to(target)
     if root.exists():
@@ -44,18 +51,41 @@ def write_tree(kubernetes_tag: str, links: dict[str, Path]) -> Path:
     return root
 
 
-def add_links(kubernetes_tag: str, links: dict[str, Path]) -> None:
-    """Further symlinks in an existing tree (files made after the kit, for one installer's paths);
-    a link already there is replaced, atomically."""
-    root = tree_dir(kubernetes_tag)
+def add_links(root: Path, links: dict[str, Path]) -> None:
+    """Further symlinks in an existing tree, each replaced atomically, and remembered beside the
+    tree so that a rebuild of the kit keeps them. Callers hold the artifact store's lock, as the
+    kit build that writes the tree does."""
     for rel, target in sorted(links.items()):
-        link = root / rel
+        link = root / _relative(rel)
         link.parent.mkdir(parents=True, exist_ok=True)
-        staging = link.with_name(f".{link.name}.new")
+        staging = link.with_name(f".{link.name}.new.{os.getpid()}")
         if staging.is_symlink() or staging.exists():
             staging.unlink()
         staging.symlink_to(target)
         staging.rename(link)
+    write_json(_added_file(root), {**_added(root), **{rel: str(t) for rel, t in links.items()}})
+
+
+def _relative(rel: str) -> str:
+    """A path below the tree: never absolute, never `..` (a download's URL comes from a checkout
+    and a scenario's variables, and must not place a link anywhere else)."""
+    parts = Path(rel).parts
+    if not rel or Path(rel).is_absolute() or ".." in parts:
+        raise UsageError(f"`{rel}` is not a path below the lab's file server (absolute, or with `..`)")
+    return rel
+
+
+def _added_file(root: Path) -> Path:
+    return root.with_name(f"{root.name}.added.json")
+
+
+def _added(root: Path) -> dict[str, Path]:
+    """The links add_links made, whose targets still exist."""
+    try:
+        data = json.loads(_added_file(root).read_text())
+    except (FileNotFoundError, ValueError):
+        return {}
+    return {rel: Path(t) for rel, t in data.items() if Path(t).exists()}
 
 
 def _remove(root: Path) -> None:

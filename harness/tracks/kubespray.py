@@ -72,21 +72,28 @@ def settings(install: InstallDef) -> dict:
     return out
 
 
-def build_for_checkout(path: str, kubernetes: str, kit: dict, progress) -> int:
-    """`invoke artifacts.build --kubespray PATH`: the extras, then what the lab serves of the list."""
-    from ..kubespray import checkout, readiness
+def checkout_for_build(path: str, kubernetes: str):
+    """`invoke artifacts.build --kubespray PATH`, checked before the kit is built: the checkout,
+    and the Kubernetes release in its tables. (found, defaults)"""
+    from ..kubespray import checkout
     from ..kubespray.downloads import Defaults
 
     found = checkout.load(checkout.locate(path)[0])
     defaults = Defaults(found.path, found.version)
     defaults.check_version(kubernetes)
+    return found, defaults
+
+
+def build_for_checkout(found, defaults, kubernetes: str, kit: dict, progress, rebuild: bool = False) -> None:
+    """The extras the checkout downloads beyond the kit, then what the lab serves of its list;
+    what it still cannot serve is an error (exit 2), as the preflight would make it."""
+    from ..kubespray import readiness
+
     wanted = defaults.resolve(kubernetes, settings(InstallDef(track="kubespray", kubernetes=kubernetes)))
-    served, gaps = readiness.build_all(wanted, kit, progress, found.version)
-    if served.complete:
-        print(f"kubespray {found.version}: the lab serves all {len(wanted)} downloads for Kubernetes {kubernetes}")
-    else:
-        print("kubelab: " + readiness.refusal(kubernetes, found.version, found.path, wanted, served, gaps))
-    return 0
+    served, gaps = readiness.build_all(wanted, kit, progress, found.version, rebuild=rebuild)
+    if not served.complete:
+        raise UsageError(readiness.refusal(kubernetes, found.version, found.path, wanted, served, gaps))
+    print(f"kubespray {found.version}: the lab serves all {len(wanted)} downloads for Kubernetes {kubernetes}")
 
 
 class KubesprayTrack(Track):
@@ -125,7 +132,8 @@ class KubesprayTrack(Track):
         ansible-core is one the checkout accepts; otherwise exit 2, naming what is missing."""
         from ..artifacts import prerequisites
         from ..artifacts.versions import KubeVersion
-        from ..kubespray import readiness
+        from ..kubespray import offline, readiness
+        from ..serve import files as serve_files
 
         install = scenario.install
         found, defaults = _checkout(install)
@@ -133,10 +141,14 @@ class KubesprayTrack(Track):
         wanted = defaults.resolve(install.kubernetes, settings(install))
         served, gaps = readiness.ensure_served(
             wanted, kit, progress, found.version,
-            f"`invoke artifacts.build --kubernetes {install.kubernetes} --kubespray {found.path}` does the same")
+            f"`invoke artifacts.build --kubernetes {install.kubernetes} --kubespray {found.path}`")
         if not served.complete:
             raise UsageError(readiness.refusal(install.kubernetes, found.version, found.path, wanted, served, gaps)
                              + "\nNo machine was created.")
+        # the vars file as the run will write it (servers as placeholders): a scenario variable that
+        # collides with kubelab's offline ones is refused here, not after the machines exist
+        offline.extra_vars(defaults, install.kubernetes, f"http://{SERVER_HOST}:{serve_files.PORT}",
+                           f"{SERVER_HOST}:{REGISTRY_PORT}", settings(install))
         _ensure_ansible(found, progress)
 
     # -- the run ----------------------------------------------------------------------------
@@ -153,6 +165,8 @@ class KubesprayTrack(Track):
                "schedulable_control_plane": install.schedulable_control_plane,
                "tuning": tuned.profile, "tuning_reason": tuned.why,
                "kubespray_variables_for_the_acceleration": tcg.variables(tuned),
+               # a scenario's own value wins over a TCG allowance of the same name
+               "replaced_by_install_variables": sorted(set(tcg.variables(tuned)) & set(dict(install.variables))),
                "note": "settings for TCG through kubespray's own variables (harness/kubespray/tcg.py)"
                if tuned.is_tcg else "kubespray's defaults: nothing set for the acceleration"}
         if install.kubespray:
@@ -250,7 +264,7 @@ def _context(install: InstallDef, machines, host_key, client_key: Path, tuned, w
     else:
         header = f"kubelab, for kubespray {found.version} ({found.path})"
         variables = offline.extra_vars(defaults, install.kubernetes, f"http://{SERVER_HOST}:{serve_files.PORT}",
-                                       f"{SERVER_HOST}:{REGISTRY_PORT}", {**settings(install), **tcg.variables(tuned)})
+                                       f"{SERVER_HOST}:{REGISTRY_PORT}", {**tcg.variables(tuned), **settings(install)})
         files[paths["vars.yml"]] = offline.dump(variables, header)
         downloads = defaults.resolve(install.kubernetes, settings(install))
         if sha256 is None:  # a dry-run: which rows the run fills with the kit's sha256

@@ -163,3 +163,10 @@ def test_checksum_tables_refuse_unknown_names_and_bad_sums(defaults):
         offline.checksum_tables(defaults, got, {"gizmo": "1" * 64})
     with pytest.raises(UsageError, match="is not a sha256"):
         offline.checksum_tables(defaults, got, {"kubeadm": "abc"})
+
+
+@pytest.mark.parametrize("url", ["file:///home/u/.bashrc", "https://github.com/../../etc/passwd", "ftp://h/x"])
+def test_a_file_url_that_is_no_web_address_below_a_host_is_refused(defaults, url):
+    # the URL becomes a path below the lab's file server: it must not point anywhere else
+    with pytest.raises(UsageError, match=r"downloads\.runc\.url is `.*`; kubelab serves a file at its http\(s\)"):
+        defaults.resolve("1.40.0", {"runc_download_url": url})

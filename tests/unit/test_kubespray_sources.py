@@ -1,6 +1,8 @@
 """What the preflight says about a download the kit lacks: buildable here but not built yet, or not
 buildable here (its module is not served) and the kubespray variable that leaves it out, if any."""
 
+import pytest
+
 from harness.kubespray.downloads import Download
 from harness.kubespray.sources import gaps, module_version
 
@@ -29,10 +31,11 @@ def image(name, repo, tag):
 
 def test_a_download_whose_module_is_served_is_buildable_but_not_built_yet():
     answer, asked = proxy({"go.etcd.io/etcd/server/v3@v3.6.14"})
-    [gap] = gaps([file("etcd", "v3.6.14")], answer)
+    [gap] = gaps([file("etcd", "v3.6.14")], answer, "`invoke artifacts.build --kubernetes 1.36.3 --kubespray K`")
     assert gap.buildable is True
     assert gap.reason == ("go.etcd.io/etcd/server/v3@v3.6.14 is served by the Go module proxy; kubelab builds it "
-                          "once nothing else is missing (now: `invoke artifacts.build --kubespray PATH`)")
+                          "once nothing else is missing (`invoke artifacts.build --kubernetes 1.36.3 --kubespray K` "
+                          "builds it now)")
     assert asked == ["go.etcd.io/etcd/server/v3@v3.6.14"]
 
 
@@ -78,3 +81,37 @@ def test_module_versions_carry_one_v():
     assert module_version(file("etcd", "v3.6.14")) == "v3.6.14"
     assert module_version(file("nerdctl", "2.3.0")) == "v2.3.0"
     assert module_version(image("nodelocaldns", "r/n", "1.25.0")) == "v1.25.0"
+
+
+def test_a_proxy_that_cannot_be_asked_is_a_host_problem_not_a_module_it_lacks(monkeypatch):
+    from harness.artifacts import gotool
+    from harness.errors import HostError, UsageError
+    from harness.kubespray.sources import proxy_answer
+
+    def offline(module, version):
+        raise UsageError(f"{module}@{version} is not served by the Go module proxy: Get "
+                         '"https://proxy.golang.org/k8s.io/dns/@v/v1.25.0.info": dial tcp: lookup proxy.golang.org: '
+                         "no such host")
+    monkeypatch.setattr(gotool, "download", offline)
+    with pytest.raises(HostError, match="cannot ask the Go module proxy whether it serves k8s.io/dns@v1.25.0"):
+        proxy_answer("k8s.io/dns", "v1.25.0")
+
+    def refused(module, version):
+        raise UsageError(f"{module}@{version} is not served by the Go module proxy: reading "
+                         f"https://proxy.golang.org/k8s.io/dns/@v/v1.25.0.info: 403 Forbidden\n\tserver response: {REFUSED}")
+    monkeypatch.setattr(gotool, "download", refused)
+    assert proxy_answer("k8s.io/dns", "v1.25.0") == (False, REFUSED)
+
+
+def test_a_containerd_release_outside_kubelabs_series_is_not_promised():
+    answer, _ = proxy({"github.com/containerd/containerd/v2@v2.1.5"})
+    [gap] = gaps([file("containerd", "2.1.5")], answer)
+    assert gap.buildable is False
+    assert gap.reason == ("github.com/containerd/containerd/v2@v2.1.5 is served by the Go module proxy, but kubelab "
+                          "builds containerd 2.2-2.4 only")
+
+
+def test_a_recipe_name_as_an_image_is_not_promised_as_built():
+    answer, _ = proxy({"go.etcd.io/etcd/server/v3@v3.6.14"})
+    [gap] = gaps([image("etcd", "registry.k8s.io/etcd", "v3.6.14")], answer)
+    assert gap.reason.endswith("kubelab does not build it yet as an image")

@@ -222,9 +222,9 @@ def test_the_extras_are_built_only_when_they_are_all_that_is_missing(tree, tmp_p
     wanted = defaults.resolve(KUBE, {"kube_network_plugin": "cni"})
     built = []
 
-    def fake_ensure(todo, kube_tag, progress):  # what extras.ensure does, without Go
+    def fake_ensure(todo, files_root, progress, rebuild=False):  # what extras.ensure does, without Go
         for d in todo:
-            f = Path(record["files"]) / d.path
+            f = files_root / d.path
             f.parent.mkdir(parents=True, exist_ok=True)
             f.write_bytes(b"built\n")
             built.append(d.name)
@@ -262,3 +262,30 @@ def test_a_reinstall_runs_the_play_again_and_after_a_built_cluster_resets_it_fir
     # reset.yml's prompt is answered as kubespray documents (playbooks/reset.yml: reset_confirmation)
     assert rebuilt[0][3].argv[-3:] == ("-e", "reset_confirmation=yes", "reset.yml")
     assert rebuilt[0][3].env == ctx.command.env
+
+
+def test_after_a_build_that_left_a_gap_the_gap_is_named_not_an_empty_list(tree, tmp_path, monkeypatch):
+    from harness.kubespray import extras, readiness
+
+    defaults = Defaults(tree, "9.8.7")
+    wanted = defaults.resolve(KUBE, {"kube_network_plugin": "cni"})
+    monkeypatch.setattr(extras, "ensure", lambda todo, files_root, progress, rebuild=False: {})  # built nothing
+    record = kit(tmp_path, defaults, leave_out=("runc",))
+    served, gaps = readiness.ensure_served(wanted, record | {"kubernetes": "v" + KUBE}, Progress(quiet=True), "9.8.7",
+                                           proxy=lambda module, version: (True, ""))
+    assert not served.complete and [g.download.name for g in gaps] == ["runc"]
+    text = readiness.refusal(KUBE, "9.8.7", tree, wanted, served, gaps)
+    assert "file runc: github.com/example/runc/releases/download/v2.1.0/runc.amd64\n      " in text
+
+
+def test_the_preflight_refuses_a_variable_that_collides_with_the_offline_ones_before_any_machine(
+        tree, tmp_path, monkeypatch):
+    from harness.artifacts import prerequisites
+
+    record = kit(tmp_path, Defaults(tree, "9.8.7"))
+    monkeypatch.setattr(prerequisites, "ensure_kit", lambda version, progress: record | {"kubernetes": "v" + KUBE})
+    scenario = Scenario(name="s", summary="s", lab=LabDef(suite="sid", machines=(
+        MachineDef(name="cp1", role="control-plane"),)),
+        install=install(tree, variables=(("docker_image_repo", "quay.example"),)))
+    with pytest.raises(UsageError, match="install.variables: `docker_image_repo` is kubelab's to set"):
+        TRACK.preflight(scenario, Progress(quiet=True))

@@ -261,7 +261,12 @@ CASES = [
           - {name: again, reinstall: {pod_cidr: 10.99.0.0/16}}
         verify:
           - {layers: all}
+        observe:
+          - {name: nodes, probe: {node-ready: {}}}
         """,
+         # observe runs before the recovery too: no cluster then
+         "bad.yaml:14: observe[0].target: a play the fault stops (`install.play_fails`) leaves no cluster to "
+         "check before the recovery; check the host's play or the machines",
          "bad.yaml:10: recover[0].reinstall: the kubespray track reinstalls with the install section's ranges; "
          "other pod_cidr/service_cidr here are not supported yet"),
     case("command-equals-compares-the-exit-code", """\
