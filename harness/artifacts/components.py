@@ -196,3 +196,14 @@ def runc(version: str, upstream_go_line: str) -> Component:
                      tags=("seccomp", "urfave_cli_no_docs", "netgo", "osusergo"),
                      ldflags=("-extldflags=-static",), env=_env(cgo="1"))
 
+
+
+def nerdctl(version: str, upstream_go_line: str) -> Component:
+    """nerdctl as upstream's Makefile builds it (containerd/nerdctl Makefile @ v2.0.5): cgo off,
+    no build tags, version stamped into $(PACKAGE)/pkg/version; `Revision` stays empty, as a
+    module carries no git."""
+    mod = "github.com/containerd/nerdctl/v2"
+    return Component(name="nerdctl", module=mod, version=version, wrapper=f"nerdctl-{version}",
+                     gomod_text=gomod.wrapper({mod: version}, [f"{mod}/cmd/nerdctl"], _go_line(upstream_go_line)),
+                     programs=(Program(f"{mod}/cmd/nerdctl", "nerdctl"),),
+                     ldflags=(f"-X {mod}/pkg/version.Version={version}",))

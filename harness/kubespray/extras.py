@@ -6,6 +6,8 @@ checkout asks for, in upstream's release layout, and linked into the kit's file 
     runc        runc.amd64                         the static binary (runc's Makefile `static`)
     containerd  containerd-<V>-linux-amd64.tar.gz  bin/{containerd,containerd-shim-runc-v2,ctr}
                 (unpacked with --strip-components=1: roles/container-engine/containerd/tasks/main.yml)
+    nerdctl     nerdctl-<V>-linux-amd64.tar.gz     nerdctl (upstream's also holds the two rootless
+                scripts, which kubespray never copies: roles/container-engine/nerdctl/tasks/main.yml)
 
 The versions are the checkout's (etcd_version, runc_version, containerd_version), not
 kubeadm's: kubespray runs etcd as a host unit at its own pin. Each build is a store entry like
@@ -26,8 +28,8 @@ from .sources import SOURCES, module_version
 
 RECIPES = tuple(name for name, source in SOURCES.items() if source.recipe)
 # minutes on this 2-core host with Go's cache warm, for the estimate printed before building
-# (measured here: etcd 3.6.14 55 s, runc 1.4.3 23 s, containerd 2.3.4 108 s)
-MINUTES = {"etcd": 1, "runc": 0.5, "containerd": 2}
+# (measured here: etcd 3.6.14 55 s, runc 1.4.3 23 s, containerd 2.3.4 108 s, nerdctl 2.0.5 146 s)
+MINUTES = {"etcd": 1, "runc": 0.5, "containerd": 2, "nerdctl": 2.5}
 
 
 def buildable(missing: list[Download]) -> list[Download]:
@@ -63,5 +65,8 @@ def make(name: str, version: str, file_name: str, progress: Progress, rebuild: b
             entry = build.ensure(components.etcd(version, go_line), go_version, progress, rebuild)
             folder = file_name.removesuffix(".tar.gz")
             return archives.tar_gz(file_name, {f"{folder}/{p}": entry.path(p) for p in entry.files})
+        if name == "nerdctl":
+            entry = build.ensure(components.nerdctl(version, go_line), go_version, progress, rebuild)
+            return archives.tar_gz(file_name, {"nerdctl": entry.path("nerdctl")})
         entry = build.ensure(components.runc(version, go_line), go_version, progress, rebuild)
         return entry.path("runc")

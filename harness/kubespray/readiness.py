@@ -32,24 +32,26 @@ def _buildable(gaps: list[sources.Gap]) -> list[sources.Gap]:
     return [g for g in gaps if g.buildable and g.download.kind == "file" and g.download.name in extras.RECIPES]
 
 
-def _match(wanted: list[Download], kit: dict, proxy: Proxy, build_hint: str):
+def _match(wanted: list[Download], kit: dict, proxy: Proxy | None, build_hint: str):
     served = serving.serving(wanted, kit)
-    return served, sources.gaps(served.missing_files + served.missing_images, proxy, build_hint)
+    return served, sources.gaps(served.missing_files + served.missing_images, proxy or sources.proxy_answer,
+                                build_hint)
 
 
 def ensure_served(wanted: list[Download], kit: dict, progress: Progress, label: str, build_hint: str = "",
-                  proxy: Proxy = sources.proxy_answer) -> tuple[serving.Serving, list[sources.Gap]]:
+                  proxy: Proxy | None = None, build: bool = True) -> tuple[serving.Serving, list[sources.Gap]]:
     """The match, after building the extras when they are all that is missing (so a run that
-    something else would stop builds nothing first); with the gaps left."""
+    something else would stop builds nothing first; `build=False`: that something is outside the
+    download list); with the gaps left."""
     served, gaps = _match(wanted, kit, proxy, build_hint)
-    if served.complete or len(_buildable(gaps)) < len(gaps):
+    if served.complete or not build or len(_buildable(gaps)) < len(gaps):
         return served, gaps
     _build(gaps, kit, progress, label, f"{build_hint} does the same" if build_hint else "")
     return _match(wanted, kit, proxy, build_hint)
 
 
 def build_all(wanted: list[Download], kit: dict, progress: Progress, label: str, rebuild: bool = False,
-              proxy: Proxy = sources.proxy_answer) -> tuple[serving.Serving, list[sources.Gap]]:
+              proxy: Proxy | None = None) -> tuple[serving.Serving, list[sources.Gap]]:
     """Build every extra the list asks for that can be built, whatever else is missing."""
     served, gaps = _match(wanted, kit, proxy, "")
     todo = _buildable(gaps) if not rebuild else \

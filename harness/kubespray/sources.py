@@ -31,7 +31,8 @@ class Source:
     recipe: bool = False            # kubelab builds it, as a file (extras.py)
     releases: Callable[[str], bool] | None = None  # the releases its recipe builds (None: any served)
     releases_said: str = ""
-    unbuildable: str = ""           # why its module, though served, cannot be built from the proxy
+    version_variable: str = ""      # the kubespray variable that picks its release
+    builds_here: str = ""           # a release measured to build here, offered when the pin does not
 
 
 # download name in kubespray's `downloads:` -> where the lab would make it
@@ -40,13 +41,13 @@ SOURCES: dict[str, Source] = {
     "runc": Source(modules=("github.com/opencontainers/runc",), recipe=True),
     "containerd": Source(modules=("github.com/containerd/containerd/v2",), recipe=True,
                          releases=containerd_series, releases_said="2.2-2.4"),
-    # kubespray master 46dbdd39 pins 2.3.0, which the proxy refuses here; it serves 2.0.5, 2.2.0,
-    # 2.2.1 and 2.3.1, but none of them builds (tried with go 1.26.8 on 2026-12-04)
+    # kubespray master 46dbdd39 pins 2.3.0, which the proxy refuses here. Measured on 2026-12-04
+    # with go 1.26.8: 2.2.0, 2.2.1 and 2.3.1 are served but cmd/nerdctl imports pkg/testutil, which
+    # needs github.com/containerd/nerdctl/mod/tigron, a module nested in nerdctl's repository (its
+    # go.mod: `replace ... => ./mod/tigron`) that the proxy does not serve; 2.0.5 builds (146 s).
     "nerdctl": Source(
-        modules=("github.com/containerd/nerdctl/v2",),
-        unbuildable="cmd/nerdctl imports pkg/testutil, which needs github.com/containerd/nerdctl/mod/tigron, a "
-                    "module nested in nerdctl's repository (its go.mod: `replace ... => ./mod/tigron`) that the "
-                    "module proxy does not serve, at any nerdctl release",
+        modules=("github.com/containerd/nerdctl/v2",), recipe=True, version_variable="nerdctl_version",
+        builds_here="2.0.5",
         kept_because="kubespray's containerd role depends on container-engine/nerdctl "
                      "(roles/container-engine/containerd/meta/main.yml) and download.yml enables "
                      "`nerdctl` whenever container_manager is containerd"),
@@ -101,8 +102,6 @@ def gaps(missing: list[Download], served: Callable[[str, str], tuple[bool, str]]
         elif source.debian:
             out.append(Gap(d, True, f"can be made from Debian's `{source.debian}` package; kubelab does not "
                                     f"build it yet; {_leave_out(source)}"))
-        elif source.unbuildable:
-            out.append(Gap(d, False, f"cannot be built here: {source.unbuildable}; {_leave_out(source)}"))
         else:
             version, answers = module_version(d), []
             for module in source.modules:
@@ -112,8 +111,11 @@ def gaps(missing: list[Download], served: Callable[[str, str], tuple[bool, str]]
                     break
                 answers.append(f"{module}@{version}" + (f" ({answer})" if answer else ""))
             else:
+                instead = (f"; kubelab builds {d.name} {source.builds_here} (measured to build here): set "
+                           f"`install.variables: {{{source.version_variable}: {source.builds_here}}}` in the scenario"
+                           if source.builds_here and source.version_variable else f"; {_leave_out(source)}")
                 out.append(Gap(d, False, "cannot be built here: not served by the Go module proxy: "
-                                         + "; ".join(answers) + f"; {_leave_out(source)}"))
+                                         + "; ".join(answers) + instead))
     return out
 
 

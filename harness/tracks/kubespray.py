@@ -139,16 +139,19 @@ class KubesprayTrack(Track):
         found, defaults = _checkout(install)
         kit = prerequisites.ensure_kit(KubeVersion.parse(install.kubernetes), progress)
         wanted = defaults.resolve(install.kubernetes, settings(install))
-        served, gaps = readiness.ensure_served(
-            wanted, kit, progress, found.version,
-            f"`invoke artifacts.build --kubernetes {install.kubernetes} --kubespray {found.path}`")
-        if not served.complete:
-            raise UsageError(readiness.refusal(install.kubernetes, found.version, found.path, wanted, served, gaps)
-                             + "\nNo machine was created.")
         # the vars file as the run will write it (servers as placeholders): a scenario variable that
         # collides with kubelab's offline ones is refused here, not after the machines exist
         offline.extra_vars(defaults, install.kubernetes, f"http://{SERVER_HOST}:{serve_files.PORT}",
                            f"{SERVER_HOST}:{REGISTRY_PORT}", settings(install))
+        guests = _guest_problems(scenario)  # a run they stop builds nothing first
+        served, gaps = readiness.ensure_served(
+            wanted, kit, progress, found.version,
+            f"`invoke artifacts.build --kubernetes {install.kubernetes} --kubespray {found.path}`", build=not guests)
+        problems = [] if served.complete else \
+            [readiness.refusal(install.kubernetes, found.version, found.path, wanted, served, gaps)]
+        problems += guests
+        if problems:
+            raise UsageError("\n".join(problems) + "\nNo machine was created.")
         _ensure_ansible(found, progress)
 
     # -- the run ----------------------------------------------------------------------------
@@ -212,6 +215,21 @@ class KubesprayTrack(Track):
             out.append(make_step(HOST, "host-run", "kubespray: reset.yml", "", host=ctx.reset, timeout=ctx.timeout,
                                  note="kubespray reset.yml, confirmed: the cluster removed from every machine"))
         return out + _play(ctx, make_step)
+
+
+def _guest_problems(scenario: Scenario) -> list[str]:
+    """What the guests lack for any play: Ansible runs its modules with the guest's python3
+    (measured: a stock guest stops at kubespray's first fact-gathering task with
+    `/bin/sh: 1: /usr/bin/python3: not found`, rc 127)."""
+    from .. import paths
+    from ..images.recipe import Recipe
+
+    recipe = Recipe.debian(scenario.lab.suite)
+    if "python3" in recipe.packages():
+        return []
+    listed = (recipe.directory / "packages.txt").relative_to(paths.project_root())
+    return [f"kubespray's Ansible needs python3 in every guest, and the {scenario.lab.suite} guest image has none "
+            f"({listed}); README: the kubespray track"]
 
 
 def _play(ctx: KubesprayContext, make_step, may_fail: bool = False) -> list:

@@ -10,11 +10,13 @@ import pytest
 
 from harness.artifacts import containerd as built_containerd
 from harness.kubespray import extras
+from harness.kubespray.sources import SOURCES
 from harness.progress import Progress
 
 pytestmark = pytest.mark.artifacts
 
 RUNC = "v1.4.3"  # kubespray master 46dbdd39's runc_version (roles/kubespray_defaults/vars/main/checksums.yml)
+NERDCTL = "v" + SOURCES["nerdctl"].builds_here  # the release measured to build here (kubespray's 2.3.0 is not served)
 
 
 def _run(path, *args) -> str:
@@ -57,3 +59,13 @@ def test_containerd_archive_unpacks_below_bin(tmp_path):
     # containerd --version: Fprintln(cmd.Name, version.Package, cmd.Version, version.Revision)
     # (cmd/containerd/command/main.go @ v2.4.2); kubelab stamps Version v2.4.2 and no revision
     assert f" {version} " in _run(tmp_path / "bin" / "containerd", "--version") + " "
+
+
+def test_nerdctl_archive_holds_the_program_kubespray_copies(tmp_path):
+    name = f"nerdctl-{NERDCTL.lstrip('v')}-linux-amd64.tar.gz"
+    with tarfile.open(extras.make("nerdctl", NERDCTL, name, Progress(quiet=True))) as tar:
+        assert tar.getnames() == ["nerdctl"]
+        tar.extractall(tmp_path, filter="data")
+    # nerdctl --version: cobra's "nerdctl version %s" with strings.TrimPrefix(version.GetVersion(), "v")
+    # (cmd/nerdctl/main.go @ v2.0.5), the version stamped into pkg/version
+    assert _run(tmp_path / "nerdctl", "--version").strip() == f"nerdctl version {NERDCTL.lstrip('v')}"

@@ -9,7 +9,7 @@ import pytest
 
 from harness.artifacts import kit as kits
 from harness.artifacts.versions import DEFAULT_KUBERNETES, KubeVersion
-from harness.kubespray import extras, readiness
+from harness.kubespray import extras, readiness, sources
 from harness.kubespray.downloads import Defaults
 from harness.model import InstallDef
 from harness.progress import Progress
@@ -24,7 +24,10 @@ def built(ks):
         kit = kits.load_kit(KubeVersion.parse(DEFAULT_KUBERNETES))
     except Exception as exc:  # noqa: BLE001 - the reason is the skip message
         pytest.skip(f"no kit for Kubernetes {DEFAULT_KUBERNETES} here ({exc})")
-    install = InstallDef(track="kubespray", kubernetes=DEFAULT_KUBERNETES)
+    # nerdctl at the release measured to build here, where the checkout's pin is not served
+    pick = sources.SOURCES["nerdctl"]
+    install = InstallDef(track="kubespray", kubernetes=DEFAULT_KUBERNETES,
+                         variables=((pick.version_variable, pick.builds_here),))
     wanted = Defaults(ks.path, ks.version).resolve(DEFAULT_KUBERNETES, settings(install))
     served, gaps = readiness.build_all(wanted, kit, Progress(quiet=True), ks.version)
     return {d.name: d for d in extras.buildable(wanted)}, served, gaps
@@ -36,10 +39,10 @@ def _version_line(path, *args) -> str:
 
 def test_each_recipe_of_the_list_is_served_at_kubesprays_path(built):
     todo, served, gaps = built
-    assert sorted(todo) == ["containerd", "etcd", "runc"]
+    assert sorted(todo) == ["containerd", "etcd", "nerdctl", "runc"]
     assert not [d for d in served.missing_files if d.name in todo]
     assert not [g for g in gaps if g.download.name in todo]
-    assert sorted(set(todo) & set(served.files)) == ["containerd", "etcd", "runc"]
+    assert sorted(set(todo) & set(served.files)) == ["containerd", "etcd", "nerdctl", "runc"]
 
 
 def test_the_served_files_are_the_releases_the_checkout_pins(built, tmp_path):

@@ -48,16 +48,17 @@ def test_one_not_served_names_the_proxys_answer_and_the_variable_that_leaves_it_
     assert gap.line().startswith("image nodelocaldns: registry.k8s.io/dns/k8s-dns-node-cache:1.25.0\n      cannot")
 
 
-def test_nerdctl_cannot_be_built_from_the_proxy_and_no_variable_leaves_it_out():
-    # measured here: the proxy serves github.com/containerd/nerdctl/v2 at 2.0.5, 2.2.0, 2.2.1 and 2.3.1,
-    # and `go list -deps ./cmd/nerdctl` fails at each on github.com/containerd/nerdctl/mod/tigron
-    answer, asked = proxy({"github.com/containerd/nerdctl/v2@v2.3.0"})
+def test_a_nerdctl_pin_not_served_offers_the_release_measured_to_build_here():
+    # kubespray master 46dbdd39 pins nerdctl 2.3.0, which the proxy refuses; 2.0.5 builds here
+    answer, asked = proxy(set())
     [gap] = gaps([file("nerdctl", "2.3.0")], answer)
-    assert gap.buildable is False and asked == []
-    assert gap.reason.startswith("cannot be built here: cmd/nerdctl imports pkg/testutil, which needs "
-                                 "github.com/containerd/nerdctl/mod/tigron")
-    assert "kubespray cannot leave it out" in gap.reason
-    assert "roles/container-engine/containerd/meta/main.yml" in gap.reason
+    assert gap.buildable is False and asked == ["github.com/containerd/nerdctl/v2@v2.3.0"]
+    assert gap.reason == ("cannot be built here: not served by the Go module proxy: "
+                          f"github.com/containerd/nerdctl/v2@v2.3.0 ({REFUSED}); kubelab builds nerdctl 2.0.5 "
+                          "(measured to build here): set `install.variables: {nerdctl_version: 2.0.5}` in the scenario")
+    answer, _ = proxy({"github.com/containerd/nerdctl/v2@v2.0.5"})
+    [chosen] = gaps([file("nerdctl", "2.0.5")], answer)
+    assert chosen.buildable is True and "kubelab builds it once nothing else is missing" in chosen.reason
 
 
 def test_every_module_path_of_a_renamed_project_is_asked_until_one_is_served():

@@ -289,3 +289,22 @@ def test_the_preflight_refuses_a_variable_that_collides_with_the_offline_ones_be
         install=install(tree, variables=(("docker_image_repo", "quay.example"),)))
     with pytest.raises(UsageError, match="install.variables: `docker_image_repo` is kubelab's to set"):
         TRACK.preflight(scenario, Progress(quiet=True))
+
+
+def test_a_guest_image_without_python3_is_named_with_the_downloads_and_nothing_is_built(tree, tmp_path, monkeypatch):
+    from harness.artifacts import prerequisites
+    from harness.kubespray import extras, sources
+
+    record = kit(tmp_path, Defaults(tree, "9.8.7"), leave_out=("runc",))  # runc: a recipe kubelab builds
+    monkeypatch.setattr(prerequisites, "ensure_kit", lambda version, progress: record | {"kubernetes": "v" + KUBE})
+    monkeypatch.setattr(sources, "proxy_answer", lambda module, version: (True, ""))
+    monkeypatch.setattr(extras, "ensure", lambda *a, **kw: pytest.fail("built for a run the guests would stop"))
+    scenario = Scenario(name="s", summary="s", lab=LabDef(suite="sid", machines=(
+        MachineDef(name="cp1", role="control-plane"),)), install=install(tree))
+    with pytest.raises(UsageError) as err:
+        TRACK.preflight(scenario, Progress(quiet=True))
+    said = str(err.value)
+    assert "file runc: github.com/example/runc/releases/download/v2.1.0/runc.amd64" in said
+    # images/debian/packages.txt has no python3 (a stock guest stops at kubespray's first fact task)
+    assert "kubespray's Ansible needs python3 in every guest, and the sid guest image has none" in said
+    assert said.endswith("No machine was created.")
