@@ -20,7 +20,7 @@ from harness import host, lifecycle, signals
 from harness.cli_options import (Choice, CommaList, ExistingFile, Flag, Glob, Integer, Positive, Several, Text,
                                  WritableFile, WritableFolder, checked, writable_folder_problem)
 from harness.cli_values import (BOOK_FOLDER, CLAIMS_FILE, CONTAINERD, KUBERNETES, KUBESPRAY, LAB, MACHINE,
-                                MATRIX_RECORD, NEW_LAB, RUN_FOLDER, SCENARIO, SSH_TARGETS, SUITE, VERIFY_LAYERS)
+                                MATRIX_RECORD, NEW_LAB, RECIPE, RUN_FOLDER, SCENARIO, SSH_TARGETS, SUITE, VERIFY_LAYERS)
 from harness.errors import HarnessError, UsageError
 from harness.images.recipe import DEFAULT_SUITE, SUITES
 from harness.lab import Lab
@@ -99,14 +99,17 @@ def doctor(c, fix=False):
 @task(help={"suite": f"Debian suite: {', '.join(SUITES)}", "rebuild": "build even if cached",
             "kubernetes": "make a node image: the suite image plus this Kubernetes kit (built if missing)",
             "preload": "with --kubernetes: pull every kit image into the node image, so no pull is needed",
-            "containerd": "sid with this containerd built from source (2.2-2.4; built if missing) over Debian's"})
+            "containerd": "sid with this containerd built from source (2.2-2.4; built if missing) over Debian's",
+            "recipe": "the guest image's recipe: debian, or kubespray (debian plus what kubespray's Ansible wants)"})
 @harness_errors
-@checked(suite=SUITE, rebuild=Flag(), kubernetes=KUBERNETES, preload=Flag(), containerd=CONTAINERD)
-def images_build(c, suite=DEFAULT_SUITE, rebuild=False, kubernetes=None, preload=False, containerd=None):
+@checked(suite=SUITE, rebuild=Flag(), kubernetes=KUBERNETES, preload=Flag(), containerd=CONTAINERD, recipe=RECIPE)
+def images_build(c, suite=DEFAULT_SUITE, rebuild=False, kubernetes=None, preload=False, containerd=None,
+                 recipe="debian"):
     """Build (or reuse) a guest image of a Debian suite, or with --kubernetes a node image on it."""
     from harness.images import wanted
 
-    image = wanted.ensure(suite, kubernetes, containerd, preload=preload, rebuild=rebuild, progress=Progress())
+    image = wanted.ensure(suite, kubernetes, containerd, preload=preload, rebuild=rebuild, progress=Progress(),
+                          recipe=recipe)
     print(f"{image.id}  {image.directory}")
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from .cli_options import Called, Choice, Name
 from .errors import UsageError
-from .images.recipe import SUITES
+from .images.recipe import LAYERS, SUITES
 from .lab import MAX_LAB_NAME, MAX_MACHINE_NAME
 
 
@@ -125,6 +125,7 @@ def kubespray_checkout(raw: str) -> str:
 
 
 SUITE = Choice(*SUITES)
+RECIPE = Choice(*LAYERS)
 SCENARIO = Called(scenario_name, "a scenario name (scenarios/NAME.yaml) or a path to one",
                   ("no-such-scenario",), first_scenario)
 LAB = Called(existing_lab, "the name of an existing lab (`invoke lab.status` lists them)", ("no-such-lab",))

@@ -50,6 +50,7 @@ class LabSpec:
     network: str | None = None  # a /24 the lab network must use (else the first free one)
     preload: bool = False  # with a kit: the node image that already holds the kit's images
     containerd: str | None = None  # a containerd built from source (sid), over the suite's own
+    recipe: str = "debian"  # the guest image's recipe (images/<recipe>/, over the layers under it)
 
 
 def check_name(kind: str, name: str, limit: int) -> list[str]:
@@ -95,6 +96,7 @@ class Lab:
             "kubernetes": spec.kubernetes,
             "node_image": spec.node_image,
             "containerd": spec.containerd,
+            "recipe": spec.recipe,
             "requested_network": spec.network,
             "services": {},
         }

@@ -96,7 +96,7 @@ def up(spec: LabSpec, progress: Progress | None = None) -> Lab:
     else:
         from .images import containerd_image
 
-        image = containerd_image.base_image(spec.suite, spec.containerd, progress)
+        image = containerd_image.base_image(spec.suite, spec.containerd, progress, recipe=spec.recipe)
     return start(spec, image, backend, progress)
 
 

@@ -163,7 +163,7 @@ def _build(recipe: Recipe, progress: Progress) -> store.Image:
     try:
         mirror = host_mirror()
         cmd = ["debootstrap", "--variant=minbase", f"--arch={ARCH}",
-               f"--include={','.join(recipe.packages())}",
+               f"--include={','.join(recipe.layer_packages(recipe.layers[0]))}",
                f"--cache-dir={_deb_cache(recipe.suite)}",
                recipe.suite, str(rootfs)]
         if mirror:
@@ -173,10 +173,17 @@ def _build(recipe: Recipe, progress: Progress) -> store.Image:
                 run_tool(cmd, "debootstrap", DEBOOTSTRAP_TIMEOUT, progress=progress)
             except ImageError as exc:
                 raise ImageError(f"{exc}{_debootstrap_log_errors(rootfs)}") from None
+        for layer in recipe.layers[1:]:
+            with progress.step(f"image {image_id}: {layer.name} packages"):
+                _apt_install(rootfs, recipe.layer_packages(layer), progress)
         with progress.step(f"image {image_id}: customize"):
-            _copy_files(recipe.directory / "files", rootfs)
             env = dict(os.environ, ROOTFS=str(rootfs))
-            run_tool([str(recipe.directory / "customize.sh")], "customize.sh", 300, env=env, progress=progress)
+            for layer in recipe.layers:  # bottom first: a layer's files and script over the one below
+                if (layer / "files").is_dir():
+                    _copy_files(layer / "files", rootfs)
+                if (layer / "customize.sh").exists():
+                    run_tool([str(layer / "customize.sh")], f"{layer.name}/customize.sh", 300, env=env,
+                             progress=progress)
             versions = _package_versions(rootfs)
             os_release = _os_release(rootfs)
             debian_version = (rootfs / "etc/debian_version").read_text().strip()
@@ -216,6 +223,32 @@ def _build(recipe: Recipe, progress: Progress) -> store.Image:
         raise
     progress.note(f"image {image_id}: built in {time.time() - started:.0f}s")
     return store.load(final)
+
+
+def _apt_install(rootfs: Path, packages: list[str], progress: Progress) -> None:
+    """A layer's packages, with apt's resolver in the new tree: debootstrap's `--include`
+    cannot pick a provider of a virtual package (sid: polkitd's `default-logind | logind`,
+    python3-cryptography's `python3-cffi-backend-api-min`), apt can. It runs on the build
+    host, before customize.sh empties the tree's resolver; no service is started."""
+    if not packages:
+        return
+    policy = rootfs / "usr/sbin/policy-rc.d"
+    policy.write_text("#!/bin/sh\nexit 101\n")
+    policy.chmod(0o755)
+    proc = rootfs / "proc"
+    subprocess.run(["mount", "-t", "proc", "proc", str(proc)], check=True)
+    try:
+        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+        # the mirror's Release may be past its Valid-Until (a mirror kept as it was; debootstrap
+        # does not check, apt does): the packages are those debootstrap's base came from
+        run_tool(["chroot", str(rootfs), "apt-get", "-o", "Acquire::Check-Valid-Until=false", "update"],
+                 "apt-get update", 600, env=env, progress=progress)
+        run_tool(["chroot", str(rootfs), "apt-get", "install", "-y", "--no-install-recommends", *packages],
+                 "apt-get install", DEBOOTSTRAP_TIMEOUT, env=env, progress=progress)
+        run_tool(["chroot", str(rootfs), "apt-get", "clean"], "apt-get clean", 120, env=env)
+    finally:
+        subprocess.run(["umount", "-l", str(proc)], capture_output=True)
+        policy.unlink(missing_ok=True)
 
 
 def _deb_cache(suite: str) -> Path:

@@ -46,11 +46,13 @@ def debugfs_script(binaries: dict[str, Path]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def base_image(suite: str, containerd: str | None, progress: Progress | None = None) -> store.Image:
-    """The image a lab boots before any kit: the suite's, or with `containerd` its built-containerd layer."""
+def base_image(suite: str, containerd: str | None, progress: Progress | None = None,
+               recipe: str = "debian") -> store.Image:
+    """The image a lab boots before any kit: the suite's (of `recipe`), or with `containerd`
+    its built-containerd layer."""
     if containerd:
         return ensure(suite, containerd, progress)
-    return image_build.ensure(Recipe.debian(suite), progress)
+    return image_build.ensure(Recipe.named(recipe, suite), progress)
 
 
 def current_layer(suite: str, containerd: str) -> store.Image | None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 
 from . import store
-from .recipe import SUITES, Recipe
 
 
 def render(json_: bool = False) -> str:
@@ -15,11 +14,13 @@ def render(json_: bool = False) -> str:
         return json.dumps([i.manifest for i in images], indent=2)
     if not images:
         return "no images yet: `invoke images.build --suite bookworm`"
-    current = {s: Recipe.debian(s).image_id for s in SUITES}
+    from .prune import current_suite_images
+
+    current = current_suite_images()
     return "\n".join(describe(image, current) for image in images)
 
 
-def describe(image: store.Image, current: dict[str, str]) -> str:
+def describe(image: store.Image, current: set[str]) -> str:
     v, m = image.versions, image.manifest
     made = f"{m['built_at']} in {m['build_seconds']}s  {image.directory}"
     kube = m.get("kubernetes")
@@ -34,6 +35,6 @@ def describe(image: store.Image, current: dict[str, str]) -> str:
         stale = "" if is_current(image) else "  (stale: suite image or containerd build changed)"
         return (f"{image.id}{stale}  (on {m['base_image']})\n  containerd {built['version']} built "
                 f"from {built['module']} over Debian's {built['debian_package']}, runc {v['runc']}\n  made {made}")
-    stale = "" if current.get(image.suite) == image.id else "  (stale: recipe changed)"
+    stale = "" if image.id in current else "  (stale: recipe changed)"
     return (f"{image.id}{stale}\n  {v['os']} ({v['debian_version']}), kernel {v['kernel']}, "
             f"containerd {v['containerd']}, runc {v['runc']}, systemd {v['systemd']}\n  built {made}")

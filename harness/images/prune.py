@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from ..lab import Lab
 from . import build, store
-from .recipe import SUITES, Recipe
+from .recipe import LAYERS, SUITES, Recipe
 
 
 def current_suite_images() -> set[str]:
-    """The ids the suites' recipes make today."""
-    return {Recipe.debian(s).image_id for s in SUITES}
+    """The ids the guest recipes make today, for every suite."""
+    return {Recipe.named(r, s).image_id for r in LAYERS for s in SUITES}
 
 
 def keeps_image(image: store.Image, current: set[str]) -> bool:

@@ -1,6 +1,7 @@
-"""An image recipe: the files under images/<name>/ plus a Debian suite.
+"""An image recipe: the files under images/<name>/ (over those of the layers it
+builds on) plus a Debian suite.
 
-Pure: reading and hashing only. The hash covers every file of the recipe
+Pure: reading and hashing only. The hash covers every file of every layer
 (path, exec bit, content), the suite and the architecture, so changing any
 of them gives a new image id and a rebuild; nothing else does.
 """
@@ -24,6 +25,9 @@ SUITES = {
 }
 DEFAULT_SUITE = "bookworm"
 ARCH = "amd64"
+# guest recipe -> the recipes under it, bottom first: `kubespray` is `debian` plus what
+# kubespray's Ansible finds installed instead of fetching (images/kubespray/packages.txt)
+LAYERS = {"debian": (), "kubespray": ("debian",)}
 
 
 def check_suite(suite: str) -> str:
@@ -37,24 +41,40 @@ def check_suite(suite: str) -> str:
 class Recipe:
     directory: Path
     suite: str
+    under: tuple[Path, ...] = ()  # the layers this one builds on, bottom first
 
     @classmethod
     def debian(cls, suite: str, root: Path | None = None) -> "Recipe":
-        base = (root or paths.project_root()) / "images" / "debian"
-        return cls(base, check_suite(suite))
+        return cls.named("debian", suite, root)
+
+    @classmethod
+    def named(cls, name: str, suite: str, root: Path | None = None) -> "Recipe":
+        if name not in LAYERS:
+            raise UsageError(f"unknown guest recipe `{name}`: choose one of {', '.join(LAYERS)}")
+        images = (root or paths.project_root()) / "images"
+        return cls(images / name, check_suite(suite), tuple(images / n for n in LAYERS[name]))
 
     @property
     def name(self) -> str:
         return self.directory.name
 
-    def files(self) -> list[Path]:
-        return sorted(p for p in self.directory.rglob("*") if p.is_file())
+    @property
+    def layers(self) -> tuple[Path, ...]:
+        return (*self.under, self.directory)
 
     def packages(self) -> list[str]:
-        """packages.txt: one package a line, `#` comments; `name @suite1,suite2`
+        """Every layer's packages, bottom first, each once."""
+        out: list[str] = []
+        for layer in self.layers:
+            out += [p for p in self.layer_packages(layer) if p not in out]
+        return out
+
+    def layer_packages(self, layer: Path) -> list[str]:
+        """A layer's packages.txt: one package a line, `#` comments; `name @suite1,suite2`
         limits a package to those suites."""
+        listed = layer / "packages.txt"
         out = []
-        for line in (self.directory / "packages.txt").read_text().splitlines():
+        for line in (listed.read_text().splitlines() if listed.exists() else ()):
             name, _, suites = line.split("#", 1)[0].strip().partition("@")
             name = name.strip()
             if name and (not suites or self.suite in suites.replace(" ", "").split(",")):
@@ -64,11 +84,14 @@ class Recipe:
     def digest(self) -> str:
         h = hashlib.sha256()
         h.update(f"suite={self.suite}\0arch={ARCH}\0".encode())
-        for path in self.files():
-            rel = path.relative_to(self.directory).as_posix()
-            executable = "x" if os.access(path, os.X_OK) else "-"
-            h.update(f"{rel}\0{executable}\0".encode())
-            h.update(hashlib.sha256(path.read_bytes()).digest())
+        for layer in self.layers:
+            if layer != self.directory:  # a one-layer recipe hashes as it always has
+                h.update(f"layer={layer.name}\0".encode())
+            for path in sorted(p for p in layer.rglob("*") if p.is_file()):
+                rel = path.relative_to(layer).as_posix()
+                executable = "x" if os.access(path, os.X_OK) else "-"
+                h.update(f"{rel}\0{executable}\0".encode())
+                h.update(hashlib.sha256(path.read_bytes()).digest())
         return h.hexdigest()
 
     @property

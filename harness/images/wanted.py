@@ -11,9 +11,13 @@ from . import build, store
 from .recipe import Recipe, check_suite
 
 
-def check(suite: str, kubernetes: str | None, containerd: str | None, preload: bool) -> None:
+def check(suite: str, kubernetes: str | None, containerd: str | None, preload: bool,
+          recipe: str = "debian") -> None:
     """Refuse option combinations that cannot make an image (no lookups)."""
     check_suite(suite)
+    if recipe != "debian" and (kubernetes or containerd):
+        raise UsageError(f"--recipe {recipe}: node images and built-containerd images are made on the debian "
+                         "recipe; give --recipe alone with --suite")
     if preload and not kubernetes:
         raise UsageError("--preload needs --kubernetes VERSION (it preloads that kit's images)")
     if containerd:
@@ -24,9 +28,9 @@ def check(suite: str, kubernetes: str | None, containerd: str | None, preload: b
 
 
 def ensure(suite: str, kubernetes: str | None = None, containerd: str | None = None, preload: bool = False,
-           rebuild: bool = False, progress: Progress | None = None) -> store.Image:
+           rebuild: bool = False, progress: Progress | None = None, recipe: str = "debian") -> store.Image:
     progress = progress or Progress()
-    check(suite, kubernetes, containerd, preload)
+    check(suite, kubernetes, containerd, preload, recipe)
     from ..artifacts import containerd as built
     from ..artifacts import kit
 
@@ -44,4 +48,4 @@ def ensure(suite: str, kubernetes: str | None = None, containerd: str | None = N
         from . import containerd_image
 
         return containerd_image.ensure(suite, tag, progress, rebuild=rebuild)
-    return build.ensure(Recipe.debian(suite), progress, rebuild=rebuild)
+    return build.ensure(Recipe.named(recipe, suite), progress, rebuild=rebuild)

@@ -17,10 +17,10 @@ from ..tracks import track_of
 from .plan import plan
 
 
-def image_facts(suite: str, containerd: str = "") -> dict | None:
+def image_facts(suite: str, containerd: str = "", recipe: str = "debian") -> dict | None:
     """The facts of the image the lab would boot; with a built containerd, that version
     (its layer need not be made yet: the version is what the build stamps)."""
-    image = store.find(Recipe.debian(suite))
+    image = store.find(Recipe.named(recipe, suite))
     if image is None:
         return None
     v = image.versions
@@ -66,7 +66,7 @@ def _unbuilt(scenario: Scenario) -> list[str]:
 def plan_lines(scenario: Scenario, suite: str, control: bool = False,
                tuned: tuning.Tuning | None = None) -> list[str]:
     """`tuned`: the acceleration's settings (default: what a lab on this host would get)."""
-    facts = image_facts(suite, scenario.lab.containerd)
+    facts = image_facts(suite, scenario.lab.containerd, track_of(scenario.install).guest_recipe)
     machines = [m.name for m in scenario.lab.machines]
     out = [f"# scenario {scenario.name} ({'control' if control else 'fault'} run) on {suite}"]
     out.append("# machines: " + ", ".join(f"{m.name} ({m.cpus} vCPU, {m.memory} MiB)" for m in scenario.lab.machines))

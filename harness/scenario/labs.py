@@ -101,13 +101,13 @@ def lab_spec(scenario, suite: str, name: str, backend: str | None = None) -> Lab
     kubernetes = track.node_image_release(scenario.install)
     return LabSpec(name, suite, backend or scenario.lab.backend or "libvirt", machines, kubernetes=kubernetes,
                    node_image=track.boots_node_image, network=scenario.lab.network, preload=scenario.install.preload,
-                   containerd=scenario.lab.containerd or None)
+                   containerd=scenario.lab.containerd or None, recipe=track.guest_recipe)
 
 
 def shape(spec: LabSpec) -> tuple:
     """What two scenarios must agree on to share a pooled lab."""
     return (spec.suite, spec.backend, spec.machines, spec.kubernetes, spec.network, spec.preload, spec.containerd,
-            spec.node_image)
+            spec.node_image, spec.recipe)
 
 
 def make_pool_lab(spec: LabSpec, progress) -> Lab:

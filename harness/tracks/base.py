@@ -33,6 +33,7 @@ class Track:
     def preflight(self, scenario: Scenario, progress) -> None:
         """What must hold before any machine exists (exit 2 with what is missing)."""
 
+    guest_recipe = "debian"  # the guest image's recipe (images/<name>/)
     boots_node_image = True  # with a kit: boot the node image (False: the suite's plain image, the kit served)
 
     def node_image_release(self, install: InstallDef) -> str | None:

@@ -28,7 +28,7 @@ def commands(lines):
 
 
 def test_ip_forward_off_in_run_order(monkeypatch):
-    monkeypatch.setattr(dryrun, "image_facts", lambda suite, containerd="": BOOKWORM)
+    monkeypatch.setattr(dryrun, "image_facts", lambda suite, containerd="", recipe="debian": BOOKWORM)
     lines = dryrun.plan_lines(load(find("ip-forward-off")), "bookworm")
     assert commands(lines)[1:] == [
         "[arm] node1: sysctl -w net.ipv4.ip_forward=0",
@@ -52,21 +52,21 @@ def test_ip_forward_off_in_run_order(monkeypatch):
 
 
 def test_version_dependent_checks_follow_the_image(monkeypatch):
-    monkeypatch.setattr(dryrun, "image_facts", lambda suite, containerd="": BOOKWORM)
+    monkeypatch.setattr(dryrun, "image_facts", lambda suite, containerd="", recipe="debian": BOOKWORM)
     lines = dryrun.plan_lines(load(find("containerd-dropin-merge")), "bookworm")
     assert any(l.startswith("[expect] node1: (skipped: v2-config-toml-table-kept applies to containerd >=2.0)") for l in lines)
     assert any("v1-config-toml-table-replaced: equals 16384" in l for l in lines)
 
 
 def test_without_an_image_conditions_are_shown(monkeypatch):
-    monkeypatch.setattr(dryrun, "image_facts", lambda suite, containerd="": None)
+    monkeypatch.setattr(dryrun, "image_facts", lambda suite, containerd="", recipe="debian": None)
     lines = dryrun.plan_lines(load(find("cgroup-driver-host")), "sid")
     assert "# facts from the image manifest: none (image not built yet)" in lines[2]
     assert any("v2-runc-uses-cgroupfs: equals False when containerd >=2.0" in l for l in lines)
 
 
 def test_control_run_has_no_fault_commands(monkeypatch):
-    monkeypatch.setattr(dryrun, "image_facts", lambda suite, containerd="": BOOKWORM)
+    monkeypatch.setattr(dryrun, "image_facts", lambda suite, containerd="", recipe="debian": BOOKWORM)
     lines = commands(dryrun.plan_lines(load(find("swap-on")), "bookworm", control=True))
     assert not any(l.startswith(("[arm]", "[armed-check]", "[expect]")) for l in lines)
     assert "[recover] node1: swapoff -a" in lines
@@ -77,7 +77,7 @@ def test_control_run_has_no_fault_commands(monkeypatch):
 def test_a_control_run_prepares_what_the_fault_run_leaves_out(name, left_out, monkeypatch):
     """`install.prepare` narrows the track's host preparation as part of the fault; without
     the fault the host is prepared in full (a guest forwards nothing by default)."""
-    monkeypatch.setattr(dryrun, "image_facts", lambda suite, containerd="": None)
+    monkeypatch.setattr(dryrun, "image_facts", lambda suite, containerd="", recipe="debian": None)
     scenario = load(find(name))
     fault = [l for l in commands(dryrun.plan_lines(scenario, "sid")) if l.startswith("[install] cp1: ")]
     control = [l for l in commands(dryrun.plan_lines(scenario, "sid", control=True)) if l.startswith("[install] cp1: ")]
@@ -102,7 +102,7 @@ def test_a_control_run_pins_the_version_a_fault_run_leaves_out(monkeypatch):
 
 
 def test_after_reboot_checks_show_their_reboot(monkeypatch, tmp_path):
-    monkeypatch.setattr(dryrun, "image_facts", lambda suite, containerd="": BOOKWORM)
+    monkeypatch.setattr(dryrun, "image_facts", lambda suite, containerd="", recipe="debian": BOOKWORM)
     path = tmp_path / "rebooting.yaml"
     path.write_text("apiVersion: kubelab/v1\nkind: Scenario\nname: rebooting\nsummary: s\n"
                     "lab: {suite: bookworm, machines: [{name: node1}]}\n"
@@ -179,7 +179,7 @@ def test_every_scenario_dry_runs_showing_each_fault_and_check_in_phase_order(nam
                                                                               monkeypatch):
     scenario = SCENARIOS[name]
     facts = facts_output and parse_facts(CommandResult("m", FACTS_COMMAND, 0, facts_output, "", 0, 0))
-    monkeypatch.setattr(dryrun, "image_facts", lambda suite, containerd="": facts)
+    monkeypatch.setattr(dryrun, "image_facts", lambda suite, containerd="", recipe="debian": facts)
     lines = dryrun.plan_lines(scenario, scenario.lab.suite, control=control)
     assert lines[0] == f"# scenario {name} ({'control' if control else 'fault'} run) on {scenario.lab.suite}"
     phases = [PHASES.index(l[1:].split("]", 1)[0]) for l in lines if l.startswith("[")]
@@ -208,7 +208,7 @@ def test_a_control_run_sends_exactly_what_dry_run_prints(name, facts_output, tmp
     result = Engine(scenario, Options(runs_root=tmp_path / "runs", control=True),
                     FakeLabs(FakeLab({"node1": remote})), clock=clock, sleep=clock.sleep).run()
     facts = parse_facts(CommandResult("node1", FACTS_COMMAND, 0, facts_output, "", 0, 0))
-    monkeypatch.setattr(dryrun, "image_facts", lambda suite, containerd="": facts)
+    monkeypatch.setattr(dryrun, "image_facts", lambda suite, containerd="", recipe="debian": facts)
     record = json.loads((result.directory / "run.json").read_text())
     assert_sent_as_printed(remote.calls, dryrun.plan_lines(scenario, "bookworm", control=True), record)
 
@@ -221,7 +221,7 @@ def test_a_fault_run_sends_exactly_what_dry_run_prints(tmp_path, monkeypatch):
     remote = ip_forward_remote()
     result, record, _ = run(scenario, remote, tmp_path)
     assert result.exit_code == 0 and remote.unscripted == []
-    monkeypatch.setattr(dryrun, "image_facts", lambda suite, containerd="": BOOKWORM)
+    monkeypatch.setattr(dryrun, "image_facts", lambda suite, containerd="", recipe="debian": BOOKWORM)
     assert_sent_as_printed(remote.calls, dryrun.plan_lines(scenario, "bookworm"), record)
 
 
@@ -257,7 +257,7 @@ def test_a_step_doubled_or_dropped_is_caught_even_between_identical_neighbours(c
                     FakeLabs(FakeLab({"node1": remote})), clock=clock, sleep=clock.sleep).run()
     record = json.loads((result.directory / "run.json").read_text())
     facts = parse_facts(CommandResult("node1", FACTS_COMMAND, 0, BOOKWORM_FACTS[1], "", 0, 0))
-    monkeypatch.setattr(dryrun, "image_facts", lambda suite, containerd="": facts)
+    monkeypatch.setattr(dryrun, "image_facts", lambda suite, containerd="", recipe="debian": facts)
     lines = dryrun.plan_lines(scenario, "bookworm", control=True)
     each_once, _ = expected_calls(lines, [], "node1")
     if step == "check" or change == "doubled":  # what merging repeats hid (a lone run step dropped it saw)

@@ -106,7 +106,7 @@ def test_each_machine_gets_exactly_what_dry_run_prints(control, tmp_path, monkey
     result, lab = run(control, tmp_path)
     facts = {"os": "x", "kernel": "x", "containerd": "2.1.9~ds1 2.1.9~ds1-1", "runc": "1.3.6", "systemd": "x",
              "pid1": "systemd", "cgroupfs": "cgroup2fs"}
-    monkeypatch.setattr(dryrun, "image_facts", lambda suite, containerd="": facts)
+    monkeypatch.setattr(dryrun, "image_facts", lambda suite, containerd="", recipe="debian": facts)
     monkeypatch.setattr("harness.artifacts.kit.load_kit", lambda version: KIT)
     lines = dryrun.plan_lines(load(find("kubeadm-baseline")), "sid", control=control, tuned=lab.tuning())
     record = json.loads((result.directory / "run.json").read_text())
@@ -283,7 +283,7 @@ def test_an_init_the_fault_stops_is_an_expected_failure_then_the_reinstall_recov
     # and what ran is what dry-run prints
     facts = {"os": "x", "kernel": "x", "containerd": "2.1.9~ds1 2.1.9~ds1-1", "runc": "1.3.6", "systemd": "x",
              "pid1": "systemd", "cgroupfs": "cgroup2fs"}
-    monkeypatch.setattr(dryrun, "image_facts", lambda suite, containerd="": facts)
+    monkeypatch.setattr(dryrun, "image_facts", lambda suite, containerd="", recipe="debian": facts)
     monkeypatch.setattr("harness.artifacts.kit.load_kit", lambda version: KIT)
     record = json.loads((result.directory / "run.json").read_text())
     assert_sent_as_printed(cp.calls, dryrun.plan_lines(scenario, "sid", tuned=lab.tuning()), record, "cp1")
@@ -496,7 +496,7 @@ def test_a_control_run_of_each_cluster_scenario_sends_exactly_what_dry_run_print
     record = json.loads((result.directory / "run.json").read_text())
     assert [p["status"] for p in record["phases"] if p["status"] not in ("ok", "skipped")] == [], result.reason
     facts = parse_facts(CommandResult("cp1", FACTS_COMMAND, 0, SID_FACTS[1], "", 0, 0))
-    monkeypatch.setattr(dryrun, "image_facts", lambda suite, containerd="": facts)
+    monkeypatch.setattr(dryrun, "image_facts", lambda suite, containerd="", recipe="debian": facts)
     monkeypatch.setattr("harness.artifacts.kit.load_kit", lambda version: KIT)
     lines = dryrun.plan_lines(scenario, scenario.lab.suite, control=True)
     for machine, remote in lab.remotes.items():

@@ -179,7 +179,7 @@ def test_dry_run_says_the_run_builds_the_kit_first(monkeypatch):
     from harness.scenario.files import find
     from harness.scenario.load import load
 
-    monkeypatch.setattr(dryrun, "image_facts", lambda suite, containerd="": None)
+    monkeypatch.setattr(dryrun, "image_facts", lambda suite, containerd="", recipe="debian": None)
     scenario = load(find("flannel-no-brnetfilter"))
     lines = dryrun.plan_lines(scenario, "sid", tuned=tuning.decide("qemu"))
     assert f"# the Kubernetes {scenario.install.kubernetes} kit is not built: the run builds it first, about " \

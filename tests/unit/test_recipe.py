@@ -95,3 +95,50 @@ def test_mirror_from_one_line_sources_and_env(tmp_path, monkeypatch):
 def test_no_mirror_found(tmp_path, monkeypatch):
     monkeypatch.delenv("KUBELAB_MIRROR", raising=False)
     assert host_mirror(tmp_path) is None
+
+
+# -- layered recipes (images/kubespray over images/debian) ---------------------------------
+@pytest.fixture
+def layered(tmp_path):
+    images = tmp_path / "images"
+    shutil.copytree(project_root() / "images" / "debian", images / "debian")
+    shutil.copytree(project_root() / "images" / "kubespray", images / "kubespray")
+    return tmp_path
+
+
+def test_a_layer_adds_its_packages_after_the_base_once_each(layered):
+    base = Recipe.named("debian", "bookworm", layered).packages()
+    over = Recipe.named("kubespray", "bookworm", layered).packages()
+    assert over[:len(base)] == base
+    added = over[len(base):]
+    assert "python3" in added and "curl" not in added  # curl is debian's already: listed once
+    assert len(over) == len(set(over))
+
+
+def test_a_layers_suite_limits_hold(layered):
+    assert "mergerfs" in Recipe.named("kubespray", "bookworm", layered).packages()
+    trixie = Recipe.named("kubespray", "trixie", layered).packages()
+    assert "mergerfs" not in trixie and "software-properties-common" not in trixie
+
+
+def test_a_layered_image_id_changes_with_either_layer(layered):
+    before = Recipe.named("kubespray", "sid", layered).image_id
+    assert before.startswith("kubespray-sid-")
+    (layered / "images/debian/packages.txt").write_text(
+        (layered / "images/debian/packages.txt").read_text() + "less\n")
+    after_base = Recipe.named("kubespray", "sid", layered).image_id
+    (layered / "images/kubespray/customize.sh").write_text("#!/bin/sh\n")
+    after_top = Recipe.named("kubespray", "sid", layered).image_id
+    assert len({before, after_base, after_top}) == 3
+
+
+def test_unknown_recipe_lists_choices():
+    with pytest.raises(UsageError) as info:
+        Recipe.named("ubuntu", "sid")
+    assert str(info.value) == "unknown guest recipe `ubuntu`: choose one of debian, kubespray"
+
+
+def test_kubespray_recipe_has_what_its_ansible_needs_on_every_suite():
+    for suite in ("bookworm", "trixie", "sid"):
+        pkgs = set(Recipe.named("kubespray", suite).packages())
+        assert {"python3", "python3-apt", "iputils-ping", "ipvsadm"} <= pkgs, suite

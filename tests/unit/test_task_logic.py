@@ -44,10 +44,12 @@ def test_prune_keeps_the_boxes_of_todays_images_and_of_every_lab():
                                                                               "kubelab-old9"}
 
 
-def test_the_suite_images_of_today_are_one_per_suite():
-    from harness.images.recipe import SUITES
+def test_the_suite_images_of_today_are_one_per_recipe_and_suite():
+    from harness.images.recipe import LAYERS, SUITES
 
-    assert len(prune.current_suite_images()) == len(SUITES)
+    today = prune.current_suite_images()
+    assert len(today) == len(SUITES) * len(LAYERS)
+    assert {name.rsplit("-", 2)[0] for name in today} == set(LAYERS)
 
 
 # -- lab.ssh, lab.status, --lab ----------------------------------------------------

@@ -166,7 +166,7 @@ def test_without_forcing_the_measured_verdict_is_recorded_as_measured(probed):
 
 
 def test_dry_run_says_which_settings_it_shows(probed, monkeypatch):
-    monkeypatch.setattr(dryrun, "image_facts", lambda suite, containerd="": FACTS)
+    monkeypatch.setattr(dryrun, "image_facts", lambda suite, containerd="", recipe="debian": FACTS)
     monkeypatch.setattr("harness.artifacts.kit.load_kit", lambda version: KIT)
     lines = dryrun.plan_lines(load(find("kubeadm-baseline")), "sid")
     assert "# acceleration TCG (software emulation) (libvirt domain type `qemu`): no /dev/kvm on this host; " \
@@ -192,7 +192,7 @@ def test_a_kvm_run_sends_what_dry_run_prints_and_records_upstreams_defaults(tmp_
     result = Engine(scenario, Options(runs_root=tmp_path / "runs"), Labs(lab), clock=clock, sleep=clock.sleep,
                     cluster_client=healthy_cluster, kit=KIT).run()
     assert result.exit_code != 2, result.reason  # the scripted cluster answers only some checks
-    monkeypatch.setattr(dryrun, "image_facts", lambda suite, containerd="": FACTS)
+    monkeypatch.setattr(dryrun, "image_facts", lambda suite, containerd="", recipe="debian": FACTS)
     monkeypatch.setattr("harness.artifacts.kit.load_kit", lambda version: KIT)
     lines = dryrun.plan_lines(scenario, "sid", tuned=lab.tuning())
     run = json.loads((result.directory / "run.json").read_text())
