@@ -31,6 +31,7 @@ REQUIRED = (
     "roles/kubespray_defaults/defaults/main/main.yml",
     "roles/kubespray_defaults/vars/main/checksums.yml",
     "roles/kubespray_defaults/vars/main/main.yml",
+    "roles/system_packages/vars/main.yml",
 )
 GATE_FILE = "playbooks/ansible_version.yml"
 

@@ -47,6 +47,7 @@ KUBELAB_VARIABLES = {
     "kube_service_addresses": "use install.service_cidr",
     "files_repo": "the lab's file server", "registry_host": "the lab registry", "registry_addr": "the lab registry",
     "containerd_registries_mirrors": "the lab registry", "unsafe_show_logs": "so a failure shows its URL and error",
+    "upstream_dns_servers": "the lab's host address, where nothing answers (the lab stays off the outside)",
     **{f"flannel{part}_image_{what}": "the kit's flannel images" for part in ("", "_init") for what in ("repo", "tag")},
 }
 
@@ -70,6 +71,15 @@ def settings(install: InstallDef) -> dict:
             out[f"{prefix}_image_tag"] = tag
     out.update(dict(install.variables))  # the loader refused any of the names above
     return out
+
+
+def lab_variables(gateway: str) -> dict:
+    """What the lab itself tells kubespray. A guest's resolv.conf has no nameserver (the lab
+    network has no DNS), and kubespray's preinstall stops on that ("nameserver should not be
+    empty in /etc/resolv.conf", roles/kubernetes/preinstall/tasks/0040-verify-settings.yml,
+    asserted unless upstream_dns_servers is set): the lab's host address, where nothing
+    answers, as the kubeadm track gives its kubelet's resolver."""
+    return {"upstream_dns_servers": [gateway]}
 
 
 def checkout_for_build(path: str, kubernetes: str):
@@ -143,7 +153,7 @@ class KubesprayTrack(Track):
         # collides with kubelab's offline ones is refused here, not after the machines exist
         offline.extra_vars(defaults, install.kubernetes, f"http://{SERVER_HOST}:{serve_files.PORT}",
                            f"{SERVER_HOST}:{REGISTRY_PORT}", settings(install))
-        guests = _guest_problems(scenario)  # a run they stop builds nothing first
+        guests = _guest_problems(scenario, self.guest_recipe, found.path)  # a run they stop builds nothing first
         served, gaps = readiness.ensure_served(
             wanted, kit, progress, found.version,
             f"`invoke artifacts.build --kubernetes {install.kubernetes} --kubespray {found.path}`", build=not guests)
@@ -156,6 +166,7 @@ class KubesprayTrack(Track):
 
     # -- the run ----------------------------------------------------------------------------
     boots_node_image = False  # kubespray installs Kubernetes itself, on the suite's image
+    guest_recipe = "kubespray"  # with what kubespray's Ansible wants installed (images/kubespray)
 
     def node_image_release(self, install: InstallDef) -> str | None:
         return f"v{install.kubernetes}"  # the kit its file server and registry serve
@@ -188,7 +199,7 @@ class KubesprayTrack(Track):
         files = serving.serving(defaults.resolve(install.kubernetes, settings(install)), kit).files
         machines = [(m, lab.ip(m), roles[m]) for m in roles]
         return _context(install, machines, lab.host_public_key, lab.client_key, tuned,
-                        workdir or Path("install"), found, defaults, serving.sha256_of(files))
+                        workdir or Path("install"), found, defaults, serving.sha256_of(files), lab.gateway)
 
     def dry_context(self, scenario: Scenario, facts: dict | None, tuned):
         install = scenario.install
@@ -197,7 +208,7 @@ class KubesprayTrack(Track):
         found, defaults = _checkout(install) if install.kubespray else (None, None)
         return _context(install, machines, lambda m: f"ssh-ed25519 <the-lab's-pinned-host-key-of-{m}>",
                         Path("<the lab's client key>"), tuned, Path("<run folder>/install"),
-                        found, defaults, None)
+                        found, defaults, None, "<the lab network's host address>")
 
     def steps(self, install: InstallDef, ctx: KubesprayContext, make_step, at_point,
               init_may_fail: bool = False) -> list:
@@ -217,19 +228,29 @@ class KubesprayTrack(Track):
         return out + _play(ctx, make_step)
 
 
-def _guest_problems(scenario: Scenario) -> list[str]:
-    """What the guests lack for any play: Ansible runs its modules with the guest's python3
+def _guest_problems(scenario: Scenario, recipe_name: str, checkout: Path) -> list[str]:
+    """What the guests lack for the play: Ansible runs its modules with the guest's python3
     (measured: a stock guest stops at kubespray's first fact-gathering task with
-    `/bin/sh: 1: /usr/bin/python3: not found`, rc 127)."""
+    `/bin/sh: 1: /usr/bin/python3: not found`, rc 127), and the packages kubespray's
+    system_packages role installs must be there already (no apt mirror in a lab)."""
     from .. import paths
     from ..images.recipe import Recipe
+    from ..kubespray import system_packages
 
-    recipe = Recipe.debian(scenario.lab.suite)
-    if "python3" in recipe.packages():
-        return []
-    listed = (recipe.directory / "packages.txt").relative_to(paths.project_root())
-    return [f"kubespray's Ansible needs python3 in every guest, and the {scenario.lab.suite} guest image has none "
-            f"({listed}); README: the kubespray track"]
+    suite = scenario.lab.suite
+    recipe = Recipe.named(recipe_name, suite)
+    have = recipe.packages()
+    listed = ", ".join(str((layer / "packages.txt").relative_to(paths.project_root())) for layer in recipe.layers)
+    out = []
+    if "python3" not in have:
+        out.append(f"kubespray's Ansible needs python3 in every guest, and the {suite} `{recipe.name}` "
+                   f"guest image has none ({listed}); README: the kubespray track")
+    lacking = [p for p in system_packages.wanted(checkout, suite, settings(scenario.install)) if p not in have]
+    if lacking:
+        out.append(f"kubespray's system_packages role installs {', '.join(lacking)} on {suite} "
+                   f"({system_packages.VARS}), and the `{recipe.name}` guest image lacks them ({listed}); "
+                   "a lab guest has no apt mirror: add them to the recipe")
+    return out
 
 
 def _play(ctx: KubesprayContext, make_step, may_fail: bool = False) -> list:
@@ -259,7 +280,7 @@ def _ensure_ansible(found, progress) -> None:
 
 
 def _context(install: InstallDef, machines, host_key, client_key: Path, tuned, workdir: Path,
-             found, defaults, sha256: dict | None) -> KubesprayContext:
+             found, defaults, sha256: dict | None, gateway: str) -> KubesprayContext:
     """The files and the command, from the machines as (name, address, role) and the checkout
     (None in a dry-run without one: placeholders say what the run reads from it)."""
     from ..kubespray import inventory, offline, tcg
@@ -282,7 +303,8 @@ def _context(install: InstallDef, machines, host_key, client_key: Path, tuned, w
     else:
         header = f"kubelab, for kubespray {found.version} ({found.path})"
         variables = offline.extra_vars(defaults, install.kubernetes, f"http://{SERVER_HOST}:{serve_files.PORT}",
-                                       f"{SERVER_HOST}:{REGISTRY_PORT}", {**tcg.variables(tuned), **settings(install)})
+                                       f"{SERVER_HOST}:{REGISTRY_PORT}",
+                                       {**tcg.variables(tuned), **lab_variables(gateway), **settings(install)})
         files[paths["vars.yml"]] = offline.dump(variables, header)
         downloads = defaults.resolve(install.kubernetes, settings(install))
         if sha256 is None:  # a dry-run: which rows the run fills with the kit's sha256

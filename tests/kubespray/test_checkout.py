@@ -173,3 +173,18 @@ def test_every_variable_kubelab_sets_for_tcg_is_one_kubespray_defines(ks):
             defined |= set(data)
     wanted = variables(decide("qemu"))
     assert wanted and sorted(set(wanted) - defined) == []
+
+
+@pytest.mark.parametrize("suite", ["bookworm", "trixie", "sid"])
+def test_the_kubespray_guest_image_holds_every_package_the_checkout_installs(ks, suite):
+    """What roles/system_packages/vars/main.yml wants on a Debian guest of each suite is in the
+    recipe (the lab has no apt mirror); on Debian 12 that includes the packages the reference run
+    saw apt install (kubespray-offline.md: apparmor ... xfsprogs, with ipvsadm for ipvs)."""
+    from harness.images.recipe import Recipe
+    from harness.kubespray.system_packages import wanted
+
+    want = wanted(ks.path, suite, {"container_manager": "containerd"})
+    assert "python3-apt" in want and "ipvsadm" in want  # Debian, and kube_proxy_mode ipvs by default
+    if suite == "bookworm":
+        assert {"mergerfs", "gnupg", "software-properties-common"} <= set(want)
+    assert [p for p in want if p not in Recipe.named("kubespray", suite).packages()] == []

@@ -36,6 +36,7 @@ container_manager: containerd
 kube_network_plugin: widget
 dns_mode: coredns
 etcd_deployment_type: host
+kube_proxy_mode: iptables
 gizmo_enabled: false
 """
 
@@ -118,6 +119,21 @@ downloads:
 
 SHA = {name: (name * 64)[:64] for name in ("a", "b", "c", "d", "e", "f")}
 
+# roles/system_packages/vars/main.yml in kubespray's form (each package: conditions that must all hold)
+SYSTEM_PACKAGES = """---
+pkgs:
+  curl: []
+  python3-apt:
+    - "{{ ansible_os_family == 'Debian' }}"
+  gadget-tools:
+    - "{{ ansible_distribution_major_version == '12' }}"
+    - "{{ 'k8s_cluster' in group_names }}"
+  widget-proxy:
+    - "{{ kube_proxy_mode == 'widget' }}"
+  suse-only:
+    - "{{ ansible_os_family == 'Suse' and ansible_distribution_version is version('15.4', '<') }}"
+"""
+
 
 def checksums() -> str:
     rows = {
@@ -145,6 +161,7 @@ def write(root: Path, omit: tuple[str, ...] = ()) -> Path:
         "roles/kubespray_defaults/defaults/main/main.yml": DEFAULTS,
         "roles/kubespray_defaults/vars/main/checksums.yml": checksums(),
         "roles/kubespray_defaults/vars/main/main.yml": ROLE_VARS,
+        "roles/system_packages/vars/main.yml": SYSTEM_PACKAGES,
     }
     for rel, text in files.items():
         if rel in omit or any(rel.startswith(o + "/") for o in omit):

@@ -162,6 +162,8 @@ def test_the_install_steps_write_the_files_then_run_cluster_yml_then_fetch_admin
     variables = yaml.safe_load(files["vars.yml"])
     assert (variables["kube_version"], variables["files_repo"]) == (KUBE, "http://kubelab-host:8080")
     assert variables["unsafe_show_logs"] is True
+    # the lab's host address as the only nameserver (nothing answers there): preinstall asserts one
+    assert variables["upstream_dns_servers"] == ["192.168.150.1"]
     checksums = yaml.safe_load(files["checksums.yml"])
     served = hashlib.sha256(b"the kit's kubeadm\n").hexdigest()
     assert checksums["kubeadm_checksums"]["amd64"][KUBE] == f"sha256:{served}"
@@ -299,12 +301,57 @@ def test_a_guest_image_without_python3_is_named_with_the_downloads_and_nothing_i
     monkeypatch.setattr(prerequisites, "ensure_kit", lambda version, progress: record | {"kubernetes": "v" + KUBE})
     monkeypatch.setattr(sources, "proxy_answer", lambda module, version: (True, ""))
     monkeypatch.setattr(extras, "ensure", lambda *a, **kw: pytest.fail("built for a run the guests would stop"))
+    # the plain debian recipe has no python3 (a stock guest stops at kubespray's first fact task)
+    monkeypatch.setattr(TRACK, "guest_recipe", "debian")
     scenario = Scenario(name="s", summary="s", lab=LabDef(suite="sid", machines=(
         MachineDef(name="cp1", role="control-plane"),)), install=install(tree))
     with pytest.raises(UsageError) as err:
         TRACK.preflight(scenario, Progress(quiet=True))
     said = str(err.value)
     assert "file runc: github.com/example/runc/releases/download/v2.1.0/runc.amd64" in said
-    # images/debian/packages.txt has no python3 (a stock guest stops at kubespray's first fact task)
-    assert "kubespray's Ansible needs python3 in every guest, and the sid guest image has none" in said
+    assert ("kubespray's Ansible needs python3 in every guest, and the sid `debian` guest image has none "
+            "(images/debian/packages.txt)") in said
     assert said.endswith("No machine was created.")
+
+
+def test_kubespray_guests_boot_the_kubespray_recipe_which_has_python3(tree):
+    from harness.scenario.labs import lab_spec, shape
+    from harness.tracks.kubespray import _guest_problems
+
+    machines = (MachineDef(name="cp1", role="control-plane"),)
+    spray = Scenario(name="s", summary="s", lab=LabDef(suite="sid", machines=machines), install=install(tree))
+    kubeadm = replace(spray, install=InstallDef(track="kubeadm"))
+    assert (lab_spec(spray, "sid", "a").recipe, lab_spec(kubeadm, "sid", "a").recipe) == ("kubespray", "debian")
+    assert shape(lab_spec(spray, "sid", "a")) != shape(lab_spec(kubeadm, "sid", "a"))  # never one pooled lab
+    assert _guest_problems(spray, TRACK.guest_recipe, tree) == []
+
+
+def test_the_packages_kubespray_installs_are_read_from_the_checkout_per_suite(tree):
+    from harness.kubespray.system_packages import wanted
+
+    assert wanted(tree, "bookworm") == ["curl", "python3-apt", "gadget-tools"]  # Debian 12 only
+    assert wanted(tree, "sid") == ["curl", "python3-apt"]
+    assert wanted(tree, "sid", {"kube_proxy_mode": "widget"}) == ["curl", "python3-apt", "widget-proxy"]
+
+
+def test_a_package_kubespray_installs_that_the_guest_image_lacks_is_named_before_any_machine(tree):
+    from harness.tracks.kubespray import _guest_problems
+
+    machines = (MachineDef(name="cp1", role="control-plane"),)
+    on = lambda suite: Scenario(name="s", summary="s", lab=LabDef(suite=suite, machines=machines),
+                                install=install(tree))
+    assert _guest_problems(on("sid"), "kubespray", tree) == []
+    said = _guest_problems(on("bookworm"), "kubespray", tree)
+    assert said == ["kubespray's system_packages role installs gadget-tools on bookworm "
+                    "(roles/system_packages/vars/main.yml), and the `kubespray` guest image lacks them "
+                    "(images/debian/packages.txt, images/kubespray/packages.txt); a lab guest has no apt mirror: "
+                    "add them to the recipe"]
+
+
+def test_a_condition_kubelab_cannot_evaluate_is_refused_naming_the_package(tree):
+    from harness.kubespray.system_packages import wanted
+
+    listed = tree / "roles/system_packages/vars/main.yml"
+    listed.write_text(listed.read_text() + "  odd:\n    - \"{{ lookup('env', 'X') }}\"\n")
+    with pytest.raises(UsageError, match=r"main.yml: `odd`: a condition kubelab cannot evaluate"):
+        wanted(tree, "sid")
