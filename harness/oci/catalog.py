@@ -10,8 +10,11 @@ flannel's manifest run them unchanged:
   image sets ENTRYPOINT /go-runner (kubernetes/release images/build/go-runner);
   that module is not served by the module proxy, so these images have no
   entrypoint: kubeadm's manifests always give `command`.
-- kube-proxy: /usr/local/bin/kube-proxy on an iptables userland, root, no
-  entrypoint (distroless-iptables).
+- kube-proxy: /usr/local/bin/kube-proxy on an iptables userland with ipset and kmod's
+  modprobe, root, no entrypoint (distroless-iptables, which stages the ipset, iptables and
+  kmod packages: kubernetes/release images/build/distroless-iptables/distroless-trixie/
+  Dockerfile; kube-proxy's IPVS mode, kubespray's default, runs `ipset --version` and
+  `modprobe ip_vs`).
 - etcd: /usr/local/bin/{etcd,etcdctl,etcdutl}, WORKDIR /var/lib/etcd/,
   CMD ["/usr/local/bin/etcd"], root (etcd-io/etcd Dockerfile @ v3.6.8; since
   3.6.5 registry.k8s.io/etcd:X-0 is a copy of that image).
@@ -73,6 +76,7 @@ class ImageRecipe:
 USERLANDS = {
     "iptables": (("iptables",), (["/usr/sbin/iptables", "--version"], ["/usr/sbin/iptables-restore", "--version"])),
     "busybox": (("busybox-static",), (["/bin/cp", "--help"],)),
+    "ipvs": (("ipset", "kmod"), (["/usr/sbin/ipset", "--version"], ["/sbin/modprobe", "--version"])),
 }
 # The iptables package's postinst picks the nft backend through update-alternatives
 # (Debian's default since buster, and what bookworm, trixie and sid guests use).
@@ -94,7 +98,7 @@ def recipes(kubeadm_refs: list[str], flannel_ref: str, flannel_cni_ref: str) -> 
         control("kube-controller-manager"),
         control("kube-scheduler"),
         ImageRecipe(by_name["kube-proxy"], (Binary("kube-proxy", "kube-proxy", f"{BIN}/kube-proxy"),),
-                    ImageConfig(), userland=("iptables",)),
+                    ImageConfig(), userland=("iptables", "ipvs")),
         ImageRecipe(by_name["etcd"], tuple(Binary("etcd", b, f"{BIN}/{b}") for b in ("etcd", "etcdctl", "etcdutl")),
                     ImageConfig(cmd=(f"{BIN}/etcd",), workdir="/var/lib/etcd/"),
                     dirs=(("/var/etcd", 0o755), ("/var/lib/etcd", 0o700))),

@@ -30,6 +30,7 @@ from ..node import containerd_config
 from ..tuning import Tuning
 from . import flannel
 from .kubeadm_config import PATCHES_DIR, ClusterSpec, init_config, join_config
+from .lab_network import LAB_NIC, SERVICE_ROUTE_NOTE, service_route_commands
 
 CONFIG = "/root/kubeadm-config.yaml"
 JOIN_CONFIG = "/root/kubeadm-join.yaml"
@@ -83,24 +84,6 @@ def write_command(path: str) -> str:
     q = shlex.quote(path)
     return (f"mkdir -p {shlex.quote(path.rsplit('/', 1)[0] or '/')} && cat > {q}.kubelab-tmp && "
             f"chmod 644 {q}.kubelab-tmp && mv {q}.kubelab-tmp {q}")
-
-
-# The guests' one NIC: images boot with net.ifnames=0 (harness/images/build.py).
-LAB_NIC = "eth0"
-
-# Lab guests have no default route. A node's own connection to a cluster IP (flannel
-# and kube-proxy reach the API at 10.96.0.1) is routed before kube-proxy's DNAT
-# rewrites it, so without a route it fails at once: "Network is unreachable"
-# (measured: flannel crash-looped on `dial tcp 10.96.0.1:443`). A link route for
-# the Service range gives that first lookup an answer; kube-proxy's rules send the
-# packet on to a real endpoint. Persisted as a systemd-networkd drop-in.
-SERVICE_ROUTE_DROPIN = "/etc/systemd/network/20-dhcp.network.d/kubelab-service-route.conf"
-
-
-def service_route_commands(service_cidr: str) -> list[str]:
-    return [f"ip route replace {service_cidr} dev {LAB_NIC}",
-            f"mkdir -p {SERVICE_ROUTE_DROPIN.rsplit('/', 1)[0]} && "
-            f"printf '[Route]\\nDestination={service_cidr}\\nScope=link\\n' > {SERVICE_ROUTE_DROPIN}"]
 
 
 def cluster_spec(install: InstallDef, tuning: Tuning, init_stops: bool = False) -> ClusterSpec:
@@ -157,7 +140,7 @@ def steps(install: InstallDef, ctx: InstallContext, make_step, fault_steps, init
         out.append(make_step(m, "run", "restart containerd", "systemctl daemon-reload && ""systemctl restart containerd && systemctl is-active containerd"))
         out += [make_step(m, "run", "host preparation", c) for c in prepare_commands(install)]
         out += [make_step(m, "run", "route to the Service network", c,
-                          note="no default route: a cluster IP needs a route before kube-proxy's DNAT")
+                          note=SERVICE_ROUTE_NOTE)
                 for c in service_route_commands(install.service_cidr)]
         out.append(make_step(m, "write", "kubelet resolver", write_command(RESOLV), content=f"nameserver {ctx.gateway}\n",
                              note="the lab's host address: pods with dnsPolicy Default need a nameserver line; "

@@ -17,6 +17,7 @@ from pathlib import Path
 from ..errors import UsageError
 from ..host_command import HOST
 from ..model import InstallDef, Scenario
+from ..provisioners.lab_network import LAB_NIC, SERVICE_ROUTE_NOTE, service_route_commands
 from .base import Track
 
 ADMIN_CONF = "/etc/kubernetes/admin.conf"
@@ -35,6 +36,7 @@ class KubesprayContext:
     command: object                      # the HostCommand of cluster.yml
     timeout: float
     reset: object = None                 # the HostCommand of reset.yml, confirmed (a reinstall's first step)
+    machines: tuple[str, ...] = ()       # every machine of the play, for the guest steps before it
 
 
 # variables kubelab sets itself, and where a scenario says what it wants instead; the offline
@@ -49,6 +51,7 @@ KUBELAB_VARIABLES = {
     "containerd_registries_mirrors": "the lab registry", "unsafe_show_logs": "so a failure shows its URL and error",
     "upstream_dns_servers": "the lab's host address, where nothing answers (the lab stays off the outside)",
     **{f"flannel{part}_image_{what}": "the kit's flannel images" for part in ("", "_init") for what in ("repo", "tag")},
+    "flannel_interface": "the lab's NIC: guests have no default route for flanneld to find one by",
 }
 
 
@@ -69,6 +72,8 @@ def settings(install: InstallDef) -> dict:
             # below github_image_repo, which the vars file points at the lab registry
             out[f"{prefix}_image_repo"] = "{{ github_image_repo }}" + repo.removeprefix("ghcr.io")
             out[f"{prefix}_image_tag"] = tag
+        # flanneld's --iface (cni-flannel.yml.j2): it otherwise looks for the default route's interface
+        out["flannel_interface"] = LAB_NIC
     out.update(dict(install.variables))  # the loader refused any of the names above
     return out
 
@@ -212,8 +217,11 @@ class KubesprayTrack(Track):
 
     def steps(self, install: InstallDef, ctx: KubesprayContext, make_step, at_point,
               init_may_fail: bool = False) -> list:
-        out = [make_step(HOST, "host-write", f"kubespray: {Path(path).name}", path, content=content)
-               for path, content in ctx.files]
+        # kubespray adds no route for the Service range; a guest without a default route needs one
+        out = [make_step(m, "run", "route to the Service network", c, note=SERVICE_ROUTE_NOTE)
+               for m in ctx.machines for c in service_route_commands(install.service_cidr)]
+        out += [make_step(HOST, "host-write", f"kubespray: {Path(path).name}", path, content=content)
+                for path, content in ctx.files]
         # a play the fault is meant to stop (`play_fails`) is recorded, and the expectations judge it
         return out + _play(ctx, make_step, may_fail=init_may_fail)
 
@@ -321,4 +329,4 @@ def _context(install: InstallDef, machines, host_key, client_key: Path, tuned, w
                              extra=("reset_confirmation=yes",), **command_paths, **cfg)
     control_plane = next(h.name for h in hosts if "kube_control_plane" in h.groups)
     return KubesprayContext(control_plane, tuple((str(p), t) for p, t in files.items()), command,
-                            PLAY_TIMEOUT_S[tuned.is_tcg], reset)
+                            PLAY_TIMEOUT_S[tuned.is_tcg], reset, tuple(h.name for h in hosts))

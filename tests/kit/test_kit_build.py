@@ -126,6 +126,9 @@ def test_an_image_layout_records_its_debian_userland(kit):
     entry, _ = store.lookup(kit["images"][ref]["key"])
     packages = entry.data["image"]["packages"]
     assert "iptables" in packages and "libc6" in packages
+    # kube-proxy's IPVS mode (kubespray's default) needs ipset and modprobe, as upstream's
+    # distroless-iptables carries them; the build ran both before the layer was written
+    assert "ipset" in packages and "kmod" in packages
     assert oci_build.inspect(entry)["Digest"] == kit["images"][ref]["manifest"]
 
 
