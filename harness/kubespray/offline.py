@@ -13,7 +13,10 @@ inventory/sample/group_vars/all/offline.yml, kubespray v2.31.0 and master 46dbdd
   registry; kubelab's registry keeps the upstream host as the first path part
   (`registry.k8s.io/pause`), so each becomes `<registry>/<upstream host>`.
   `containerd_registries_mirrors` tells containerd that registry speaks plain
-  HTTP (roles/container-engine/containerd/templates/hosts.toml.j2).
+  HTTP (roles/container-engine/containerd/templates/hosts.toml.j2), and sends
+  kubelab's own images (`kubelab.local/toolbox`, which `invoke verify` and the
+  cluster probes run) to it, as the kubeadm track's hosts.toml does
+  (serve/mirror.py; measured: without it the probe pods stayed in ImagePullBackOff).
 - checksums: the per-version tables are role vars in
   roles/kubespray_defaults/vars/main/checksums.yml, which only extra vars
   override, and validate_inventory asserts `kube_version` is in the kubeadm,
@@ -37,9 +40,11 @@ from collections.abc import Mapping
 import yaml
 
 from ..errors import UsageError
+from ..oci.catalog import TOOLBOX_IMAGE
 from .downloads import ARCH, Defaults, Download
 
 ORIGIN = re.compile(r"^https://([A-Za-z0-9.-]+)/?$")
+KUBELAB_IMAGES = TOOLBOX_IMAGE.partition("/")[0]  # kubelab's own registry name: kubelab.local
 REGISTRY_HOST = re.compile(r"^[a-z0-9.-]+\.[a-z]+(:\d+)?$")
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
@@ -80,6 +85,10 @@ def extra_vars(defaults: Defaults, kube_version: str, files_repo: str, registry:
         "prefix": registry,
         "server": f"http://{registry}",
         "mirrors": [{"host": f"http://{registry}", "capabilities": ["pull", "resolve"], "skip_verify": False}],
+    }, {
+        "prefix": KUBELAB_IMAGES, "server": f"https://{KUBELAB_IMAGES}",
+        "mirrors": [{"host": f"http://{registry}/v2/{KUBELAB_IMAGES}", "capabilities": ["pull", "resolve"],
+                     "skip_verify": False, "override_path": True}],
     }]
     out["unsafe_show_logs"] = True
     for key, value in (settings or {}).items():

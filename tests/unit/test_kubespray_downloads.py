@@ -104,7 +104,11 @@ def test_extra_vars_point_every_download_at_the_lab(defaults):
     assert ev["docker_image_repo"] == "192.168.100.1:5000/docker.io"
     assert ev["containerd_registries_mirrors"] == [{
         "prefix": "192.168.100.1:5000", "server": "http://192.168.100.1:5000",
-        "mirrors": [{"host": "http://192.168.100.1:5000", "capabilities": ["pull", "resolve"], "skip_verify": False}]}]
+        "mirrors": [{"host": "http://192.168.100.1:5000", "capabilities": ["pull", "resolve"], "skip_verify": False}]}, {
+        # kubelab's own images (the probes' toolbox), with the path kept as the kit pushed it
+        "prefix": "kubelab.local", "server": "https://kubelab.local",
+        "mirrors": [{"host": "http://192.168.100.1:5000/v2/kubelab.local", "capabilities": ["pull", "resolve"],
+                     "skip_verify": False, "override_path": True}]}]
     # evaluated the way kubespray would, every file lands below files_repo and every image in the registry
     got = defaults.resolve("1.40.0", ev)
     for d in got:
