@@ -110,6 +110,14 @@ def shape(spec: LabSpec) -> tuple:
             spec.node_image, spec.recipe)
 
 
+def state_shape(state: dict) -> tuple:
+    """shape() of the lab a state folder records, less what a lab does not record (preload)."""
+    return (state["suite"], state["backend"],
+            tuple(MachineSpec(m["name"], m["role"], m["cpus"], m["memory_mib"]) for m in state["machines"]),
+            state.get("kubernetes"), state.get("requested_network"), state.get("containerd"),
+            state.get("node_image", True), state.get("recipe", "debian"))
+
+
 def make_pool_lab(spec: LabSpec, progress) -> Lab:
     """A lab for several scenarios in turn: booted once, every machine snapshotted at once
     (before any fault or `kubeadm init`: bootstrap tokens would go stale in a later snapshot)."""
@@ -148,14 +156,12 @@ class PooledLabs:
 
         lab = Lab.load(self.lab_name)
         want = shape(lab_spec(scenario, suite, name, lab.state["backend"]))
-        have = (lab.state["suite"], lab.state["backend"],
-                tuple(MachineSpec(m["name"], m["role"], m["cpus"], m["memory_mib"]) for m in lab.state["machines"]),
-                lab.state.get("kubernetes"), lab.state.get("requested_network"), lab.state.get("containerd"),
-                lab.state.get("node_image", True))
-        if want[:5] + want[6:] != have:
+        want, have = want[:5] + want[6:], state_shape(lab.state)
+        if want != have:
             raise UsageError(f"--lab {self.lab_name}: that lab ({have[0]}, {[m.name for m in have[2]]}, "
-                             f"kubernetes {have[3]}) is not the lab scenario {scenario.name} asks for "
-                             f"({want[0]}, {[m.name for m in want[2]]}, kubernetes {want[3]})")
+                             f"kubernetes {have[3]}, `{have[-1]}` guests) is not the lab scenario {scenario.name} "
+                             f"asks for ({want[0]}, {[m.name for m in want[2]]}, kubernetes {want[3]}, "
+                             f"`{want[-1]}` guests)")
         backend = lifecycle.backend_for(lab.state["backend"])
         handle = PooledHandle(lab, backend)
         if lab.state.get("pool_runs", 0):  # the first run finds the machines as the snapshot left them

@@ -109,3 +109,20 @@ def test_down_all_removes_each_lab_then_sweeps_what_no_lab_claims(home, monkeypa
     removed = lifecycle.down_all(Progress(quiet=True))
     assert calls == [("destroy", "one"), ("destroy", "two"), ("sweep", set())]
     assert removed == ["volume kubelab-gone.node1.qcow2"] and Lab.names() == []
+
+
+@pytest.mark.parametrize("name", ["br-netfilter-missing", "kubeadm-baseline", "kubespray-layer-check"])
+def test_a_pooled_lab_records_the_shape_its_scenarios_ask_for(home, name):
+    """A pool is made from a scenario's lab spec and checked against each run's: every part the
+    spec holds (the guest recipe too) must come back from the state folder, or no run could
+    use the pool (found in the vm tier when the recipe joined the shape)."""
+    from harness.scenario.files import find
+    from harness.scenario.labs import lab_spec, shape, state_shape
+    from harness.scenario.load import load
+
+    scenario = load(find(name))
+    spec = lab_spec(scenario, scenario.lab.suite, "pool-1")
+    lab = Lab.create(spec, {"id": "img"})
+    want = shape(spec)
+    assert state_shape(Lab.load("pool-1").state) == want[:5] + want[6:]
+    assert state_shape(lab.state)[-1] == spec.recipe
