@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ..errors import UsageError
+from . import inventory
 from .downloads import DEFAULTS_FILE, GUEST_FACTS
 from .template import Scope, TemplateError, load_yaml
 
@@ -23,8 +24,9 @@ VARS = "roles/system_packages/vars/main.yml"
 # VERSION_ID, so it is no release number; the conditions only compare it with numbers
 # (== '12', != '13', in ['11', '12']), which no such value matches.
 SUITE_MAJOR = {"bookworm": "12", "trixie": "13", "sid": "n/a"}
-# a lab guest is in every group kubespray's conditions ask about (the union over its roles)
-GROUPS = ["etcd", "k8s_cluster", "kube_control_plane", "kube_node"]
+# a lab guest is in every group kubespray's conditions ask about: the union over its roles, and
+# k8s_cluster, the parent group the inventory makes of them
+GROUPS = [*inventory.GROUPS, "k8s_cluster"]
 
 
 def wanted(checkout: Path, suite: str, settings: Mapping | None = None) -> list[str]:
