@@ -91,6 +91,9 @@ class InstallDef:
     # the scenario's fault stops kubespray's play: a failed task is the expected failure,
     # which `ansible-failure` checks read (kubeadm's init_fails, for the kubespray track)
     play_fails: bool = False
+    # Kubernetes versions the checkout's own validation must refuse: before the install's play,
+    # a cluster.yml with each, which kubespray stops before any guest work (a signature to expect)
+    refused_versions: tuple = ()
 
     @property
     def installs_kubernetes(self) -> bool:

@@ -191,11 +191,24 @@ def _containerd(v: dict) -> str:
     return f"{real} (replaces Debian's {package})" if package and package != real else real
 
 
+def _changed(before: dict, after: dict, key: str) -> str:
+    was, now = before.get(key) or DASH, after.get(key) or DASH
+    return now if now == was else f"{now} (was {was})"
+
+
 def _versions(run: dict) -> list[tuple]:
     machines = [[m, v.get("ip", DASH), *(_containerd(v.get("versions", {})) if k == "containerd"
                                          else v.get("versions", {}).get(k) or DASH for k in VERSION_KEYS)]
                 for m, v in run.get("machines", {}).items()]
     doc = [("h", 2, "Versions"), ("table", ["machine", "ip", *VERSION_KEYS], machines)]
+    after = {m: v["versions_after_install"] for m, v in run.get("machines", {}).items() if v.get("versions_after_install")}
+    if after:  # an install that brings its own runtime (kubespray): what it left, beside what the image had
+        doc += [("h", 3, "After the install"),
+                ("p", "Read again at collect: the install replaced the guest's container runtime."),
+                ("table", ["machine", "containerd", "runc"],
+                 [[m, a.get("error") or _changed(run["machines"][m].get("versions", {}), a, "containerd"),
+                   "" if a.get("error") else _changed(run["machines"][m].get("versions", {}), a, "runc")]
+                  for m, a in after.items()])]
     cluster = run.get("cluster")
     if cluster:
         doc.append(("h", 3, "The cluster, as it reports itself"))

@@ -110,10 +110,14 @@ class Defaults:
     def default_kube_version(self) -> str:
         return str(self.scope({}).get("kube_version"))
 
+    def supported_summary(self, arch: str = ARCH) -> str:
+        """The versions of its tables as ranges: `1.34.0-1.34.6, 1.35.0-1.35.3, ...`."""
+        return _ranges(self.supported_versions(arch)) or "none"
+
     def check_version(self, kube_version: str, arch: str = ARCH) -> None:
         lacking = [t for t, versions in self.supported(arch).items() if kube_version not in versions]
         if lacking:
-            have = _ranges(self.supported_versions(arch)) or "none"
+            have = self.supported_summary(arch)
             raise UsageError(
                 f"Kubernetes {kube_version} is not in kubespray {self.label}'s checksum tables "
                 f"({self.root / CHECKSUMS_FILE}: no {', '.join(f'{t}.{arch}' for t in lacking)} entry "

@@ -372,6 +372,9 @@ class Engine:
                 if step.action == "versions":
                     self._cluster_versions(step)
                     continue
+                if step.action == "machine-versions":
+                    self._machine_versions(step)
+                    continue
                 kind, what = step.name.split(" ", 1)
                 rel_name = f"evidence/{step.machine}-{kind}-{_safe(what)}.txt"
                 try:
@@ -387,6 +390,23 @@ class Engine:
                     kind = "serial" if path.name.endswith("serial.log") else "domain"
                     rec.evidence(kind, "serial console" if kind == "serial" else "machine definition", machine,
                                  str(path.relative_to(rec.directory)))
+
+    def _machine_versions(self, step: Step) -> None:
+        """The machine's versions again, after an install that replaces the runtime: run.json keeps
+        both (`versions` as the image had them, `versions_after_install`)."""
+        entry = self.record.data["machines"][step.machine]
+        try:
+            after = parse_facts(self.lab.remote(step.machine).run(step.command, timeout=step.timeout, check=True))
+        except HarnessError as exc:
+            entry["versions_after_install"] = {"error": one_line(exc)}
+            self.progress.note(f"collect: {step.machine}'s versions after the install not read: {one_line(exc)}")
+        else:
+            entry["versions_after_install"] = {k: after[k] for k in MACHINE_VERSIONS}
+            changed = [f"{k} {entry['versions'][k] or '(none)'} -> {after[k] or '(none)'}" for k in ("containerd", "runc")
+                       if after[k] != entry["versions"].get(k)]
+            self.progress.note(f"collect: {step.machine} after the install: "
+                               + ("; ".join(changed) if changed else "containerd and runc as before"))
+        self.record.save()
 
     def _cluster_versions(self, step: Step) -> None:
         """What the running cluster says it runs, into run.json (`cluster`); a cluster that
@@ -453,8 +473,7 @@ class Engine:
         # by address: a node's name is whatever its kubelet registered
         remotes, _ = match_nodes(cluster.nodes(), {self.lab.ip(m): self.lab.remote(m) for m in self.lab.machines})
         access = Access(cluster, remotes, on_read=lambda node, result: rec.step(
-            step.phase, f"verify {step.name}", node, result))
-        self.progress.update(f"verify layer {step.name}: {step.command[:100]} ...")
+            step.phase, f"verify {step.name}", node, result), on_wait=self.progress.update)
         if step.name == next(s for s in self.steps if s.action == "verify-layer").name:
             access.prestart(self.scenario.verify_layers)
 
@@ -463,8 +482,9 @@ class Engine:
             self.progress.note(f"verify: {f.layer}: {f.check}: {f.verdict} ({f.value[:80]})")
             return obs
 
-        run_layers(access, (step.name,), on_finding,
-                   lambda name, text: rec.write_file(f"steps/verify-{name}-error.log", text))
+        with self.progress.activity(f"verify layer {step.name}: {step.command[:100]}"):
+            run_layers(access, (step.name,), on_finding,
+                       lambda name, text: rec.write_file(f"steps/verify-{name}-error.log", text))
         if step.name == next(s for s in reversed(self.steps) if s.action == "verify-layer").name:
             removed = access.cleanup()
             if removed:
@@ -481,7 +501,7 @@ class Engine:
         if self._cluster is None:
             if self.kubeconfig is None:
                 raise PhaseError("a cluster check needs the cluster's admin.conf; the install track did not fetch it "
-                                 "(an init that stopped before writing it: check the machines, not the cluster)")
+                                 "(an install that stopped before writing it: check the machines, not the cluster)")
             from ..cluster import ClusterClient
 
             self._cluster = (self.cluster_client_factory or ClusterClient)(self.kubeconfig)

@@ -102,11 +102,25 @@ def read_install(c: Checker, raw, path, lab: LabDef | None) -> InstallDef:
                                        f"{', '.join(others)} {'has' if len(others) == 1 else 'have'} another")
     kubespray, schedulable, play_fails = _kubespray_keys(c, m, path)
     variables = _kubespray_variables(c, m.get("variables", {}), path + ("variables",))
+    refused = _versions_list(c, m.get("refused_versions", []), path + ("refused_versions",))
     return InstallDef(track, version, cidrs["pod_cidr"], cidrs["service_cidr"], cni if cni in CNIS else "flannel",
                       tuple(prepare), pinned is not False, preload is not False, init_fails is True,
                       durations["kubelet_health_check"], init_fails_versions, durations["kubernetes_api_call"],
                       kubespray=kubespray, kubespray_source="install.kubespray" if kubespray else "",
-                      schedulable_control_plane=schedulable, play_fails=play_fails, variables=variables)
+                      schedulable_control_plane=schedulable, play_fails=play_fails, variables=variables,
+                      refused_versions=refused)
+
+
+def _versions_list(c: Checker, raw, path) -> tuple:
+    """install.refused_versions: Kubernetes versions like 1.33.0, each a play kubespray must refuse."""
+    allowed = 'allowed: a list of Kubernetes versions as strings, like ["1.33.0"]'
+    if not isinstance(raw, list):
+        c.bad(path, f"found {show(raw)}; {allowed}")
+        return ()
+    bad = [i for i, v in enumerate(raw) if not (isinstance(v, str) and re.match(r"^\d+\.\d+\.\d+$", v))]
+    for i in bad:
+        c.bad(path + (i,), f"found {show(raw[i])}; {allowed}")
+    return () if bad else tuple(raw)
 
 
 ANSIBLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")

@@ -160,7 +160,7 @@ def plan(scenario: Scenario, roles: dict[str, str], facts: dict[str, dict], cont
     steps: list[Step] = _fault_steps(armed, "armed-check", "before-install", inject_phase="arm")
     # what a scenario leaves out of the install (host preparation, the version in the config) is
     # part of its fault: a control run installs in full
-    track = replace(scenario.install, prepare=TRACK_PREPARE, kubernetes_version_in_config=True) \
+    track = replace(scenario.install, prepare=TRACK_PREPARE, kubernetes_version_in_config=True, refused_versions=()) \
         if control else scenario.install
     installer = track_of(scenario.install)
 
@@ -227,6 +227,12 @@ def plan(scenario: Scenario, roles: dict[str, str], facts: dict[str, dict], cont
         for m in targets(ev.target, machines):
             steps.append(Step("collect", m, "evidence", f"{ev.kind} {ev.what}", ev.command, timeout=60,
                               note=f"evidence: {ev.kind}"))
+    if installer.replaces_runtime:
+        from ..probes.facts import COMMAND as FACTS_COMMAND
+
+        steps += [Step("collect", m, "machine-versions", "versions after the install", FACTS_COMMAND, timeout=60,
+                       note="containerd and runc as the install left them (the install replaced the guest's)")
+                  for m in machines]
     # the versions the cluster reports, after the evidence: a reading that breaks cannot cost it
     if scenario.install.installs_kubernetes:
         from ..cluster_versions import api

@@ -18,6 +18,9 @@ class Track:
     install_keys: tuple[str, ...] = ()
     takes_checkout = False  # runs a checkout the user brings (--kubespray)
     records_plays = False   # its host steps record ansible plays, which `ansible-failure` reads
+    # installs its own container runtime over the guest's: the machines' versions are read again
+    # after the install, so run.json has both
+    replaces_runtime = False
 
     def estimate_min(self, machines: int) -> int:
         """Rough wall time of one scenario under TCG on a 2-core host, for a matrix's plan only."""

@@ -23,6 +23,8 @@ from .base import Track
 ADMIN_CONF = "/etc/kubernetes/admin.conf"
 SERVER_HOST = "kubelab-host"  # the lab network's host address in every guest's /etc/hosts (serve/mirror.py)
 REGISTRY_PORT = 5000
+# a play kubespray's validate_inventory stops before any guest work (measured 2.8-4.6 s)
+REFUSAL_TIMEOUT_S = 300.0
 # cluster.yml for one control plane and one worker, as a whole (kubespray-offline.md estimates
 # 45-60 min under TCG for a stock flow); KVM gets half
 PLAY_TIMEOUT_S = {True: 5400.0, False: 2700.0}
@@ -37,6 +39,11 @@ class KubesprayContext:
     timeout: float
     reset: object = None                 # the HostCommand of reset.yml, confirmed (a reinstall's first step)
     machines: tuple[str, ...] = ()       # every machine of the play, for the guest steps before it
+    # (version, HostCommand): cluster.yml with a version the checkout's validation refuses
+    refusals: tuple = ()
+    # (host path, content): the vars file with kube_version pinned, which a reinstall writes when the
+    # install left kube_version to kubespray's default (install.kubernetes_version_in_config: false)
+    pinned: tuple = ()
 
 
 # variables kubelab sets itself, and where a scenario says what it wants instead; the offline
@@ -114,9 +121,12 @@ def build_for_checkout(found, defaults, kubernetes: str, kit: dict, progress, re
 class KubesprayTrack(Track):
     name = "kubespray"
     install_keys = ("kubernetes", "pod_cidr", "service_cidr", "cni", "kubespray", "schedulable_control_plane",
-                    "play_fails", "variables")
+                    "play_fails", "variables", "kubernetes_version_in_config", "refused_versions")
     takes_checkout = True
     records_plays = True
+    # its container-engine roles remove Debian's containerd and runc and install the versions of its
+    # download list (measured: sid's 2.1.9 and 1.3.6 became 2.3.4 and 1.4.3)
+    replaces_runtime = True
     reinstalls = True
     reinstall_takes_ranges = False  # a reinstall with other pod/service ranges: not yet (new vars file)
 
@@ -139,7 +149,9 @@ class KubesprayTrack(Track):
                 raise
             return install
         found = checkout.load(path, source)
-        Defaults(found.path, found.version).check_version(install.kubernetes)
+        defaults = Defaults(found.path, found.version)
+        defaults.check_version(install.kubernetes)
+        _check_version_faults(install, found, defaults)
         return replace(install, kubespray=str(path), kubespray_source=source)
 
     def preflight(self, scenario: Scenario, progress) -> None:
@@ -220,8 +232,14 @@ class KubesprayTrack(Track):
         # kubespray adds no route for the Service range; a guest without a default route needs one
         out = [make_step(m, "run", "route to the Service network", c, note=SERVICE_ROUTE_NOTE)
                for m in ctx.machines for c in service_route_commands(install.service_cidr)]
+        # a control run installs with the version pinned (its install is the fault-free one)
+        files = {**dict(ctx.files), **(dict(ctx.pinned) if install.kubernetes_version_in_config else {})}
         out += [make_step(HOST, "host-write", f"kubespray: {Path(path).name}", path, content=content)
-                for path, content in ctx.files]
+                for path, content in files.items()]
+        out += [make_step(HOST, "host-run", f"kubespray: cluster.yml, kube_version {version}", "", host=command,
+                          timeout=REFUSAL_TIMEOUT_S, may_fail=True,
+                          note=f"kube_version {version}, outside kubespray's tables: its own validation refuses it")
+                for version, command in ctx.refusals if version in install.refused_versions]
         # a play the fault is meant to stop (`play_fails`) is recorded, and the expectations judge it
         return out + _play(ctx, make_step, may_fail=init_may_fail)
 
@@ -233,7 +251,31 @@ class KubesprayTrack(Track):
         if rebuild:
             out.append(make_step(HOST, "host-run", "kubespray: reset.yml", "", host=ctx.reset, timeout=ctx.timeout,
                                  note="kubespray reset.yml, confirmed: the cluster removed from every machine"))
+        out += [make_step(HOST, "host-write", f"kubespray: {Path(path).name}, kube_version pinned", path,
+                          content=content, note="the kit's release as kube_version, where the install left "
+                                                "kubespray its default (install.kubernetes_version_in_config: false)")
+                for path, content in ctx.pinned]
         return out + _play(ctx, make_step)
+
+
+def _check_version_faults(install: InstallDef, found, defaults) -> None:
+    """A version kubespray is to refuse must be one its tables lack (else the play would install
+    it); a version left to kubespray's default must differ from the kit's (else nothing is missing)."""
+    accepted = []
+    for version in install.refused_versions:
+        try:
+            defaults.check_version(version)
+        except UsageError:
+            continue
+        accepted.append(version)
+    if accepted:
+        raise UsageError(f"install.refused_versions: kubespray {found.version} ({found.path}) has "
+                         f"{', '.join(accepted)} in its checksum tables, so cluster.yml would install it, not "
+                         f"refuse it; choose a version outside its tables (it has {defaults.supported_summary()})")
+    if not install.kubernetes_version_in_config and defaults.default_kube_version() == install.kubernetes:
+        raise UsageError(f"install.kubernetes_version_in_config: false leaves kube_version to kubespray "
+                         f"{found.version}'s default, {install.kubernetes}, which is the kit's release: nothing would "
+                         "be missing from the lab. Give another `kubernetes` (--kubernetes) of its tables")
 
 
 def _guest_problems(scenario: Scenario, recipe_name: str, checkout: Path) -> list[str]:
@@ -303,6 +345,7 @@ def _context(install: InstallDef, machines, host_key, client_key: Path, tuned, w
     command_paths = dict(inventory=paths["inventory.yml"], vars_file=paths["vars.yml"],
                          checksums_file=paths["checksums.yml"], known_hosts=paths["known_hosts"],
                          fact_cache=workdir / "facts", control_dir=workdir / "ssh")
+    pinned: tuple = ()
     if found is None:
         files[paths["vars.yml"]] = files[paths["checksums.yml"]] = \
             "# made at run time from the checkout's download list and the kit\n"
@@ -313,7 +356,13 @@ def _context(install: InstallDef, machines, host_key, client_key: Path, tuned, w
         variables = offline.extra_vars(defaults, install.kubernetes, f"http://{SERVER_HOST}:{serve_files.PORT}",
                                        f"{SERVER_HOST}:{REGISTRY_PORT}",
                                        {**tcg.variables(tuned), **lab_variables(gateway), **settings(install)})
-        files[paths["vars.yml"]] = offline.dump(variables, header)
+        if install.kubernetes_version_in_config:
+            files[paths["vars.yml"]] = offline.dump(variables, header)
+        else:  # kubespray's default: the newest of its tables (roles/kubespray_defaults/defaults/main/main.yml)
+            files[paths["vars.yml"]] = offline.dump({k: v for k, v in variables.items() if k != "kube_version"},
+                                                    header + f"\nkube_version left to kubespray's default "
+                                                    f"({defaults.default_kube_version()}); the lab serves {install.kubernetes}")
+            pinned = ((str(paths["vars.yml"]), offline.dump(variables, header)),)
         downloads = defaults.resolve(install.kubernetes, settings(install))
         if sha256 is None:  # a dry-run: which rows the run fills with the kit's sha256
             files[paths["checksums.yml"]] = offline.dump({}, header + "\nat run time, the sha256 of the kit's file for:\n"
@@ -324,9 +373,11 @@ def _context(install: InstallDef, machines, host_key, client_key: Path, tuned, w
         venv_bin, cfg = for_requirements(found.file("requirements.txt")).path / "bin", {}
         checkout_path = found.path
     command = playbook_command(venv_bin=venv_bin, checkout=checkout_path, **command_paths, **cfg)
+    refusals = tuple((v, playbook_command(venv_bin=venv_bin, checkout=checkout_path, extra=(f"kube_version={v}",),
+                                          **command_paths, **cfg)) for v in install.refused_versions)
     # kubespray's reset.yml asks for confirmation unless reset_confirmation is set (playbooks/reset.yml)
     reset = playbook_command(venv_bin=venv_bin, checkout=checkout_path, playbook="reset.yml",
                              extra=("reset_confirmation=yes",), **command_paths, **cfg)
     control_plane = next(h.name for h in hosts if "kube_control_plane" in h.groups)
     return KubesprayContext(control_plane, tuple((str(p), t) for p, t in files.items()), command,
-                            PLAY_TIMEOUT_S[tuned.is_tcg], reset, tuple(h.name for h in hosts))
+                            PLAY_TIMEOUT_S[tuned.is_tcg], reset, tuple(h.name for h in hosts), refusals, pinned)

@@ -33,6 +33,9 @@ class Access:
     remotes: dict[str, object]  # node name -> remote (run(command, timeout) -> CommandResult)
     image: str = TOOLBOX
     on_read: Callable[[str, CommandResult], None] = lambda node, result: None
+    # while a wait goes on: what is awaited, for how long so far, and the pods' own state
+    # (measured: a probe pod's image pull under TCG kept verify silent for about 5 min)
+    on_wait: Callable[[str], None] = lambda text: None
     layer: str = ""
     sleep: Callable[[float], None] = time.sleep
     clock: Callable[[], float] = time.monotonic
@@ -65,7 +68,7 @@ class Access:
             self.cluster.ensure_probe_pod(self.image, PROBE_POD)
             self.wait(lambda: any(p.status.phase == "Running"
                                   for p in self.cluster.pods(NAMESPACE, f"app={PROBE_POD}")),
-                      f"pod {PROBE_POD} ({self.image}) to run")
+                      f"pod {PROBE_POD} ({self.image}) to run", state=lambda: self.pod_states(f"app={PROBE_POD}"))
             self._probe_running = True
         return PROBE_POD
 
@@ -88,15 +91,37 @@ class Access:
 
         return self.cluster.exec(NAMESPACE, self.probe_pod(), argv, timeout=timeout)
 
-    def wait(self, condition: Callable[[], bool], what: str, timeout: float = POD_WAIT, interval: float = 5.0) -> None:
-        deadline = self.clock() + timeout
+    def wait(self, condition: Callable[[], bool], what: str, timeout: float = POD_WAIT, interval: float = 5.0,
+             state: Callable[[], str] | None = None) -> None:
+        start = self.clock()
+        deadline = start + timeout
         while not condition():
+            said = state() if state else ""
             if self.clock() >= deadline:
-                raise HarnessError(f"verify: gave up waiting {timeout:g}s for {what}")
+                raise HarnessError(f"verify: gave up waiting {timeout:g}s for {what}" + (f" ({said})" if said else ""))
+            self.on_wait(f"waiting for {what}: {self.clock() - start:.0f}s of {timeout:g}s"
+                         + (f"; {said}" if said else ""))
             self.sleep(interval)
+
+    def pod_states(self, selector: str) -> str:
+        """`kubelab-verify-probe-x: Pending (ErrImagePull: ...)`, one per pod verify made."""
+        from ..cluster import NAMESPACE
+
+        return "; ".join(f"{p.metadata.name}: {pod_state(p)}" for p in self.cluster.pods(NAMESPACE, selector)) \
+            or "no pod yet"
 
     def cleanup(self) -> list[str]:
         return self.cluster.delete_proof([WEB, PROBE_POD])
+
+
+def pod_state(pod) -> str:
+    """The phase, and why a container waits (ContainerCreating, ImagePullBackOff and its message)."""
+    phase = (pod.status.phase if pod.status else None) or "Unknown"
+    for c in (pod.status.container_statuses or []) if pod.status else []:
+        waiting = c.state.waiting if c.state else None
+        if waiting and waiting.reason:
+            return f"{phase} ({waiting.reason}" + (f": {waiting.message[:160]})" if waiting.message else ")")
+    return phase
 
 
 def node_addresses(nodes) -> dict[str, str]:

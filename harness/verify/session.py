@@ -111,6 +111,7 @@ def verify(connect: Callable, layers: tuple[str, ...], runs_root: Path | None = 
         return _finish(record, progress, "interrupted", 2, "interrupted before the run finished")
     # every node command a layer runs, verbatim in the record under the layer's name
     access.on_read = lambda node, result: record.step("verify", access.layer, node, result)
+    access.on_wait = progress.update  # the activity's detail: a heartbeat line in a log, live on a terminal
     record.data["lab"].update(where)
     record.data["machines"] = {n: {"role": "node"} for n in access.remotes}
     record.phase_end(entry, "ok")
@@ -132,8 +133,8 @@ def verify(connect: Callable, layers: tuple[str, ...], runs_root: Path | None = 
     interrupted = internal = None
     try:
         for name in layers:
-            progress.update(f"layer {name}: {layer(name).READS[:100]} ...")
-            run_layers(access, (name,), on_finding, on_error)
+            with progress.activity(f"layer {name}: {layer(name).READS[:100]}"):
+                run_layers(access, (name,), on_finding, on_error)
     except KeyboardInterrupt:
         interrupted = True
     except Exception as exc:  # noqa: BLE001 - a kubelab bug: kept with the run, exit 2

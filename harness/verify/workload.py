@@ -32,7 +32,7 @@ def check(access) -> list[Finding]:
     spread_over = min(2, len(access.nodes()))
     c.ensure_web(access.image, WEB, replicas=2, tolerate=True)
     access.wait(lambda: len(running(c)) == 2 and len({p.spec.node_name for p in running(c)}) == spread_over,
-                f"Deployment {WEB}: 2 pods running on {spread_over} node(s)")
+                f"Deployment {WEB}: 2 pods running on {spread_over} node(s)", state=lambda: access.pod_states(f"app={WEB}"))
     web = running(c)
     where = "; ".join(f"{p.metadata.name} on {p.spec.node_name}" for p in web)
     loop = (f"for i in $(seq {REQUESTS}); do timeout 5 wget -qO- http://{WEB}.default.svc.cluster.local/ "

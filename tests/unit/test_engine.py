@@ -359,3 +359,25 @@ def test_a_host_check_reads_the_plays_the_host_steps_recorded(tmp_path):
     obs = engine._observe(step, {"started_at": 0.0})
     assert obs["met"] is True and obs["machine"] == "host"
     assert '"response": "HTTP Error 404: File not found"' in obs["matched"]
+
+
+def test_versions_read_again_after_an_install_that_replaces_the_runtime_keep_both(tmp_path):
+    from harness.evidence.record import RunRecord
+    from harness.progress import Progress
+    from harness.scenario.plan import Step
+
+    remote = FakeRemote("node1")
+    remote.expect(FACTS, (0, "os=Debian GNU/Linux forky/sid\nkernel=7.2\n"
+                            "containerd=containerd github.com/containerd/containerd/v2 v2.3.4 abc\n"
+                            "containerd_package=\nrunc=runc version 1.4.3\nsystemd=systemd 262 (262.1-1)\n"
+                            "pid1=systemd\ncgroupfs=cgroup2fs\n"))
+    scenario = scenario_file(tmp_path, "")
+    engine = Engine(scenario, Options(runs_root=tmp_path / "runs"), FakeLabs(None), Progress(quiet=True))
+    engine.lab = FakeLab({"node1": remote})
+    engine.record = RunRecord.create(scenario, "fault", "sid", tmp_path / "runs")
+    engine.record.data["machines"]["node1"] = {"versions": {"containerd": "2.1.9+ds1-5", "runc": "1.3.6+ds1"}}
+    engine._machine_versions(Step("collect", "node1", "machine-versions", "versions after the install", FACTS))
+    node = json.loads((engine.record.directory / "run.json").read_text())["machines"]["node1"]
+    assert node["versions"] == {"containerd": "2.1.9+ds1-5", "runc": "1.3.6+ds1"}  # as the image had them
+    assert (node["versions_after_install"]["containerd"], node["versions_after_install"]["runc"]) == ("2.3.4", "1.4.3")
+    assert node["versions_after_install"]["containerd_package"] == ""  # Debian's package is gone

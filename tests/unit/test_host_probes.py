@@ -76,3 +76,58 @@ def test_only_a_track_that_records_plays_may_expect_a_failed_task(tmp_path):
         load(scenario(tmp_path, "kubeadm"))
     assert "s.yaml:11: expect[0].probe: probe `ansible-failure` reads the plays of the kubespray track; " \
            "this scenario installs with `kubeadm`" in str(err.value)
+
+
+# kubespray's own output, captured here from the checkout at v2.31.0-96-g46dbdd399 (cluster.yml with
+# `-e kube_version=...`, validate_inventory stopping it before any guest work), and the 404 of
+# kubespray-offline.md's run G with the lab's machine name
+REFUSED_BELOW_MINIMUM = """
+TASK [validate_inventory : Stop if unsupported version of Kubernetes] **********
+fatal: [cp1]: FAILED! => {
+    "assertion": "kube_version is version(kube_version_min_required, '>=')",
+    "changed": false,
+    "evaluated_to": false,
+    "msg": "The current release of Kubespray only support newer version of Kubernetes than 1.34.0 - You are trying to apply 1.33.0"
+}
+
+PLAY RECAP *********************************************************************
+cp1                        : ok=6    changed=0    unreachable=0    failed=1    skipped=1    rescued=0    ignored=0
+"""
+REFUSED_OUTSIDE_THE_TABLES = """
+TASK [validate_inventory : Download_file | Check if requested Kubernetes are supported] ***
+fatal: [cp1]: FAILED! => {
+    "assertion": "kube_version in kubeadm_checksums[image_arch]",
+    "changed": false,
+    "evaluated_to": false,
+    "msg": "Kubernetes v1.99.0 is not supported for amd64. Please check roles/kubespray_defaults/vars/main/checksums.yml for supported versions."
+}
+"""
+
+
+def test_the_airgap_scenarios_expectations_match_kubesprays_own_lines():
+    from pathlib import Path
+
+    from harness.model import HOST
+    from harness.scenario.checks import match
+
+    from .test_kubespray_play_log import NOT_FOUND
+
+    scenario = load(Path(__file__).resolve().parents[2] / "scenarios" / "kubespray-airgap-version.yaml")
+    recorded = []
+    for output in (REFUSED_BELOW_MINIMUM, REFUSED_OUTSIDE_THE_TABLES,
+                   "TASK [download : Download_file | Download item] ***\n" + NOT_FOUND.replace("node1", "cp1")):
+        play = PlayLog(lambda: 0.0)
+        for line in output.splitlines():
+            play.feed(line)
+        play.finish()
+        recorded.append(play.summary())
+    checks = [c for c in scenario.expect if c.target == HOST]
+    assert [c.name for c in checks] == ["below-the-minimum-refused", "outside-the-tables-refused", "first-download-404"]
+    for c in checks:
+        reading, _ = make(c.probe.kind, c.probe.args).observe(recorded, "")
+        met, line = match(c, reading)
+        assert met, (c.name, reading.text)
+    # and none of them matches another play's failure
+    for c, own in zip(checks, recorded):
+        others = [p for p in recorded if p is not own]
+        assert not match(c, make(c.probe.kind, c.probe.args).observe(others, "")[0])[0], c.name

@@ -35,12 +35,12 @@ def tree(tmp_path):
     return kubespray_tree.write(tmp_path / "kubespray")
 
 
-def kit(root: Path, defaults: Defaults, leave_out: tuple[str, ...] = ()) -> dict:
+def kit(root: Path, defaults: Defaults, leave_out: tuple[str, ...] = (), version: str = KUBE) -> dict:
     """A kit record whose file tree holds every file of the download list but `leave_out`,
     and whose registry holds every image but those named in `leave_out`."""
     files = root / "files"
     images = {}
-    for d in defaults.resolve(KUBE, {"kube_network_plugin": "cni"}):
+    for d in defaults.resolve(version, {"kube_network_plugin": "cni"}):
         if d.name in leave_out:
             continue
         if d.kind == "file":
@@ -364,3 +364,61 @@ def test_a_condition_kubelab_cannot_evaluate_is_refused_naming_the_package(tree)
     listed.write_text(listed.read_text() + "  odd:\n    - \"{{ lookup('env', 'X') }}\"\n")
     with pytest.raises(UsageError, match=r"main.yml: `odd`: a condition kubelab cannot evaluate"):
         wanted(tree, "sid")
+
+
+def test_the_machines_versions_are_read_again_at_collect_for_kubespray_only(tree, tmp_path):
+    from harness.probes.facts import COMMAND as FACTS
+
+    defaults = Defaults(tree, "9.8.7")
+    machines = (MachineDef(name="cp1", role="control-plane"), MachineDef(name="w1", role="worker"))
+    scenario = Scenario(name="s", summary="s", lab=LabDef(suite="sid", machines=machines),
+                        install=install(tree, schedulable_control_plane=True))
+    roles = {"cp1": "control-plane", "w1": "worker"}
+    ctx = TRACK.context(scenario, FakeLab(), roles, {}, kit(tmp_path, defaults), decide("qemu"), workdir=tmp_path)
+    collect = [(s.machine, s.action, s.command) for s in plan(scenario, roles, {"cp1": {}, "w1": {}}, install=ctx)
+               if s.phase == "collect"]
+    assert collect[:2] == [("cp1", "machine-versions", FACTS), ("w1", "machine-versions", FACTS)]
+    kubeadm = replace(scenario, install=InstallDef(track="kubeadm", kubernetes=KUBE))
+    dry = TRACKS["kubeadm"].dry_context(kubeadm, None, decide("qemu"))
+    assert not [s for s in plan(kubeadm, roles, {"cp1": {}, "w1": {}}, install=dry) if s.action == "machine-versions"]
+
+
+def test_a_version_left_to_kubesprays_default_is_pinned_by_the_reinstall_and_refusals_run_first(tree, tmp_path):
+    defaults = Defaults(tree, "9.8.7")
+    machines = (MachineDef(name="cp1", role="control-plane"),)
+    # the lab serves 1.40.0; kubespray's default is the newest of its tables, 1.40.1
+    fault = install(tree, kubernetes_version_in_config=False, refused_versions=("1.41.0", "1.38.0"))
+    fault = replace(fault, kubernetes="1.40.0")
+    scenario = Scenario(name="s", summary="s", lab=LabDef(suite="sid", machines=machines), install=fault)
+    ctx = TRACK.context(scenario, FakeLab(), {"cp1": "control-plane"}, {},
+                        kit(tmp_path, defaults, version="1.40.0"), decide("qemu"), workdir=tmp_path / "install")
+    steps = [s for s in plan(scenario, {"cp1": "control-plane"}, {"cp1": {}}, install=ctx) if s.phase == "install"]
+    written = {Path(s.command).name: yaml.safe_load(s.content) for s in steps if s.action == "host-write"}
+    assert "kube_version" not in written["vars.yml"]
+    refusals = [s for s in steps if s.name.startswith("kubespray: cluster.yml, kube_version")]
+    assert [(s.name, s.may_fail, s.host.argv[-3:]) for s in refusals] == [
+        ("kubespray: cluster.yml, kube_version 1.41.0", True, ("-e", "kube_version=1.41.0", "cluster.yml")),
+        ("kubespray: cluster.yml, kube_version 1.38.0", True, ("-e", "kube_version=1.38.0", "cluster.yml"))]
+    assert steps.index(refusals[-1]) < steps.index(next(s for s in steps if s.name == "kubespray: cluster.yml"))
+
+    def make_step(machine, action, name, command, **kw):
+        return (machine, action, name, kw.get("content"))
+
+    again = TRACK.reinstall_steps(fault, ctx, make_step, rebuild=False, new_ranges=False)
+    assert [s[2] for s in again] == ["kubespray: vars.yml, kube_version pinned", "kubespray: cluster.yml", "admin.conf"]
+    assert yaml.safe_load(again[0][3])["kube_version"] == "1.40.0"
+    # a control run installs the kit's version, and refuses nothing
+    control = [s for s in plan(scenario, {"cp1": "control-plane"}, {"cp1": {}}, install=ctx, control=True)
+               if s.phase == "install"]
+    vars_file = next(s for s in control if s.name == "kubespray: vars.yml")
+    assert yaml.safe_load(vars_file.content)["kube_version"] == "1.40.0"
+    assert not [s for s in control if "kube_version 1.4" in s.name or "kube_version 1.38" in s.name]
+
+
+def test_a_version_to_refuse_that_kubespray_accepts_and_a_default_that_is_the_kits_are_refused(tree):
+    with pytest.raises(UsageError, match=r"install.refused_versions: kubespray .* has 1.40.0 in its checksum tables, "
+                                         r"so cluster.yml would install it"):
+        TRACK.resolve(install(tree, refused_versions=("1.41.0", "1.40.0")))
+    with pytest.raises(UsageError, match=r"leaves kube_version to kubespray .*'s default, 1.40.1, which is the kit's"):
+        TRACK.resolve(install(tree, kubernetes_version_in_config=False))
+    assert TRACK.resolve(replace(install(tree, kubernetes_version_in_config=False), kubernetes="1.40.0"))

@@ -234,3 +234,13 @@ def test_verify_layer_findings_are_a_group_of_their_own_in_their_own_words(tmp_p
     assert "| dns: autoscaler | cluster | — not applicable | not applicable: no dns-autoscaler Deployment |" in layers
     assert "| certificates: apiserver lifetime | cluster | ✘ does not hold | apiserver: 30 days left |" in layers
     assert "### After the fix: 0 of 1 met\n" in md  # the scenario's own verify checks stay apart
+
+
+def test_an_install_that_replaced_the_runtime_shows_what_it_left_beside_what_the_image_had():
+    run = load()
+    before = run["machines"]["node1"]["versions"]
+    run["machines"]["node1"]["versions_after_install"] = {**before, "containerd": "2.3.4", "runc": before["runc"]}
+    md = markdown(run)
+    assert "### After the install" in md
+    assert f"| node1 | 2.3.4 (was {before['containerd']}) | {before['runc']} |" in md
+    assert "After the install" not in markdown(load())  # an install that kept it: nothing added

@@ -189,8 +189,19 @@ CASES = [
         lab: {suite: sid, machines: [{name: cp1, role: control-plane}]}
         """,
          "bad.yaml:5: install.preload: unknown key `preload`; allowed: track, kubernetes, pod_cidr, service_cidr, "
-         "cni, kubespray, schedulable_control_plane, play_fails, variables (a key of the kubeadm track)",
+         "cni, kubespray, schedulable_control_plane, play_fails, variables, kubernetes_version_in_config, "
+         "refused_versions (a key of the kubeadm track)",
          "bad.yaml:5: install.schedulable_control_plane: found 'yes please'; allowed: true or false"),
+    case("kubespray-refused-versions-not-a-list-of-versions", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        install: {track: kubespray, refused_versions: [1.33]}
+        lab: {suite: sid, machines: [{name: cp1, role: control-plane}]}
+        """,
+         "bad.yaml:5: install.refused_versions[0]: found 1.33; allowed: a list of Kubernetes versions as strings, "
+         'like ["1.33.0"]'),
     # install.variables: any kubespray variable but those kubelab sets (and where to say it instead)
     case("kubespray-variables-kubelab-sets-or-not-names", """\
         apiVersion: kubelab/v1

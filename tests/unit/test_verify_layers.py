@@ -368,3 +368,28 @@ def test_a_real_kubeadm_control_planes_certificates():
     assert result[f"cp1:{pki}/etcd/server.crt"].endswith("listed by kubeadm")
     # the kubelet's self-signed serving certificate: its CA exists only in the kubelet's memory
     assert "signed by unknown CA (CN=cp1-ca@" in result["cp1:/var/lib/kubelet/pki/kubelet.crt"]
+
+
+def test_a_wait_for_verifys_pod_says_what_it_waits_for_and_why_the_pod_is_not_running():
+    from harness.errors import HarnessError
+    from harness.verify.access import PROBE_POD, Access
+
+    pulling = k.V1Pod(metadata=k.V1ObjectMeta(name=f"{PROBE_POD}-x", namespace="default", labels={"app": PROBE_POD}),
+                      status=k.V1PodStatus(phase="Pending", container_statuses=[k.V1ContainerStatus(
+                          name="c", image="i", image_id="", ready=False, restart_count=0,
+                          state=k.V1ContainerState(waiting=k.V1ContainerStateWaiting(
+                              reason="ImagePullBackOff", message='Back-off pulling image "kubelab.local/toolbox:1"')))]))
+
+    class Pulling(Cluster):
+        def ensure_probe_pod(self, image, name):
+            pass
+
+    now = [0.0]
+    said = []
+    access = Access(Pulling([], [pulling]), {}, on_wait=said.append, clock=lambda: now[0],
+                    sleep=lambda s: now.__setitem__(0, now[0] + s))
+    with pytest.raises(HarnessError, match=r"gave up waiting 600s for pod .* \(.*ImagePullBackOff"):
+        access.probe_pod()
+    assert said[0] == (f"waiting for pod {PROBE_POD} (kubelab.local/toolbox:1) to run: 0s of 600s; {PROBE_POD}-x: "
+                       'Pending (ImagePullBackOff: Back-off pulling image "kubelab.local/toolbox:1")')
+    assert said[-1].startswith(f"waiting for pod {PROBE_POD} (kubelab.local/toolbox:1) to run: 595s of 600s")
