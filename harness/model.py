@@ -94,6 +94,9 @@ class InstallDef:
     # Kubernetes versions the checkout's own validation must refuse: before the install's play,
     # a cluster.yml with each, which kubespray stops before any guest work (a signature to expect)
     refused_versions: tuple = ()
+    # the install is expected to undo the faults itself (kubespray loads and persists br_netfilter):
+    # no recovery step, and the expectations and verify prove it did
+    repairs_faults: bool = False
 
     @property
     def installs_kubernetes(self) -> bool:

@@ -3,12 +3,12 @@
 from .airgap import ImageMirrorRemoved
 from .base import Fault
 from .containerd import ContainerdCgroupDriver, ContainerdDropin
-from .kernel import ModuleMissing
+from .kernel import ModuleMissing, ModuleUnloaded
 from .swap import SwapOn
 from .sysctl import SysctlValue
 
 FAULTS: dict[str, type[Fault]] = {f.kind: f for f in (
-    ModuleMissing, SysctlValue, SwapOn, ContainerdDropin, ContainerdCgroupDriver, ImageMirrorRemoved,
+    ModuleMissing, ModuleUnloaded, SysctlValue, SwapOn, ContainerdDropin, ContainerdCgroupDriver, ImageMirrorRemoved,
 )}
 
 

@@ -1,4 +1,6 @@
-"""A kernel module that is not there, and that nothing can load behind our back."""
+"""A kernel module that is not there: blocked, so nothing can load it behind our back
+(module-missing), or only unloaded and named nowhere, as after a boot without a
+modules-load.d entry, so an installer that loads modules itself can (module-unloaded)."""
 
 from ..params import Param
 from ..probes.base import q
@@ -39,6 +41,48 @@ class ModuleMissing(Fault):
             f"modprobe {q(m)}",
             f"printf '%s\\n' {q(m)} > {q(self.params['persist_file'])}",
         ]
+
+    def persistence_checks(self):
+        m = self.params["module"]
+        return [check(f"{m} loaded", "module-loaded", {"module": m}, equals=True)]
+
+
+# where systemd-modules-load reads the modules it loads at boot (modules-load.d(5))
+MODULES_LOAD_DIRS = "/etc/modules-load.d /run/modules-load.d /usr/lib/modules-load.d /usr/local/lib/modules-load.d"
+
+
+class ModuleUnloaded(Fault):
+    kind = "module-unloaded"
+    summary = "module unloaded and named in no modules-load.d file: as after a boot that did not load it"
+    PARAMS = {
+        "module": Param(str, required=False, default="br_netfilter"),
+        "persist_file": Param(str, required=False, default="/etc/modules-load.d/k8s.conf",
+                              help="where recover() persists the module"),
+    }
+
+    def _naming(self) -> str:
+        """The modules-load.d files that name the module, one per line."""
+        return f"grep -lxs -- {q(self.params['module'])} /dev/null $(ls -d {MODULES_LOAD_DIRS} 2>/dev/null | sed 's|$|/*.conf|')"
+
+    def inject(self):
+        m = self.params["module"]
+        return [
+            # the entries that name it go, so a reboot would not load it either
+            f"for f in $({self._naming()}); do sed -i -e '/^{m}$/d' \"$f\"; done; true",
+            f"modprobe -r {q(m)} 2>/dev/null || true",
+        ]
+
+    def armed_checks(self):
+        m = self.params["module"]
+        return [
+            check(f"{m} not loaded", "module-loaded", {"module": m}, equals=False),
+            check(f"{m} named in no modules-load.d file", "command", {"cmd": f"{self._naming()} | wc -l"},
+                  pattern=r"\A0\s*\Z"),
+        ]
+
+    def recover(self):
+        m = self.params["module"]
+        return [f"modprobe {q(m)}", f"printf '%s\\n' {q(m)} > {q(self.params['persist_file'])}"]
 
     def persistence_checks(self):
         m = self.params["module"]

@@ -167,6 +167,9 @@ class PlayLog:
             "slowest": [{"play": t.play, "task": t.name, "seconds": t.seconds} for t in self.slowest()],
             "failures": [{"task": f.task, "host": f.host, "kind": f.kind, "message": f.message,
                           "ignored": f.ignored, "line": f.line} for f in self.failures],
+            # every task's outcome per host, in run order, which `ansible-task` reads (what a role
+            # did on its own: a module loaded, a file written; or that it skipped it)
+            "outcomes": [[t.name, dict(t.hosts)] for t in self.tasks],
         }
 
 

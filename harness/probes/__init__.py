@@ -5,14 +5,14 @@ from .cluster import CLUSTER_PROBES
 from .command import Command
 from .containerd import ContainerdConfig
 from .files import FileContent, FileExists
-from .host import AnsibleFailure
+from .host import AnsibleFailure, AnsibleTask
 from .kernel import ModuleLoaded, Swaps, Sysctl
 from .pki import CaCertHash
 from .systemd import Journal, UnitState
 
 PROBES: dict[str, type[Probe]] = {p.kind: p for p in (
     Command, FileExists, FileContent, Sysctl, ModuleLoaded, Swaps, UnitState, Journal, ContainerdConfig, CaCertHash,
-    *CLUSTER_PROBES, AnsibleFailure,
+    *CLUSTER_PROBES, AnsibleFailure, AnsibleTask,
 )}
 
 

@@ -39,3 +39,25 @@ class AnsibleFailure(HostProbe):
                  and (not task or re.search(task, f["task"])) and (not host or f["host"] == host)]
         text = "\n".join(f"TASK [{f['task']}] on {f['host']}: {f['message']}\n{f['line']}" for f in found)
         return Reading(len(found), text)
+
+
+class AnsibleTask(HostProbe):
+    kind = "ansible-task"
+    ARGS = {"task": Param(str, help="a regex the task's name must match"),
+            "host": Param(str, required=False, help="the inventory host")}
+    REGEX_ARGS = ("task",)
+
+    def command(self, ctx=None) -> str:
+        return (f"the outcome of tasks ~ {self.args['task']!r} in the install's ansible-playbook, from its recorded output"
+                + (f"; host {self.args['host']}" if self.args["host"] else ""))
+
+    def read(self, plays) -> Reading:
+        """value: the outcome on the last line (ok, changed, skipping, failed, ignored, unreachable);
+        text: one line per matching task and host,
+        `TASK [kubernetes/node : Enable br_netfilter module] on cp1: changed`, in run order.
+        A task that never ran is value "" and no line."""
+        task, host = self.args["task"], self.args["host"]
+        found = [(name, h, outcome) for p in plays for name, hosts in p.get("outcomes", [])
+                 if re.search(task, name) for h, outcome in hosts.items() if not host or h == host]
+        text = "\n".join(f"TASK [{name}] on {h}: {outcome}" for name, h, outcome in found)
+        return Reading(found[-1][2] if found else "", text)

@@ -100,7 +100,7 @@ def read_install(c: Checker, raw, path, lab: LabDef | None) -> InstallDef:
         if others:
             c.bad(("lab", "machines"), f"the {track} track takes roles control-plane and worker; "
                                        f"{', '.join(others)} {'has' if len(others) == 1 else 'have'} another")
-    kubespray, schedulable, play_fails = _kubespray_keys(c, m, path)
+    kubespray, schedulable, play_fails, repairs = _kubespray_keys(c, m, path)
     variables = _kubespray_variables(c, m.get("variables", {}), path + ("variables",))
     refused = _versions_list(c, m.get("refused_versions", []), path + ("refused_versions",))
     return InstallDef(track, version, cidrs["pod_cidr"], cidrs["service_cidr"], cni if cni in CNIS else "flannel",
@@ -108,7 +108,7 @@ def read_install(c: Checker, raw, path, lab: LabDef | None) -> InstallDef:
                       durations["kubelet_health_check"], init_fails_versions, durations["kubernetes_api_call"],
                       kubespray=kubespray, kubespray_source="install.kubespray" if kubespray else "",
                       schedulable_control_plane=schedulable, play_fails=play_fails, variables=variables,
-                      refused_versions=refused)
+                      refused_versions=refused, repairs_faults=repairs)
 
 
 def _versions_list(c: Checker, raw, path) -> tuple:
@@ -145,10 +145,11 @@ def _kubespray_variables(c: Checker, raw, path) -> tuple:
     return tuple(sorted(out, key=lambda kv: kv[0]))
 
 
-def _kubespray_keys(c: Checker, m: dict, path) -> tuple[str, bool, bool]:
+def _kubespray_keys(c: Checker, m: dict, path) -> tuple[str, bool, bool, bool]:
     """install.kubespray (a checkout, relative to the scenario file's folder),
-    install.schedulable_control_plane (the control plane in kube_node too) and
-    install.play_fails (the fault stops the play)."""
+    install.schedulable_control_plane (the control plane in kube_node too),
+    install.play_fails (the fault stops the play) and install.repairs_faults (the play
+    undoes the faults itself)."""
     checkout = ""
     if "kubespray" in m:
         value = c.string(m["kubespray"], path + ("kubespray",), allowed="the path of a kubespray checkout")
@@ -156,10 +157,10 @@ def _kubespray_keys(c: Checker, m: dict, path) -> tuple[str, bool, bool]:
             where = Path(c.src.where(path + ("kubespray",))[0]).parent
             checkout = str((where / Path(value).expanduser()).resolve())
     flags = []
-    for key in ("schedulable_control_plane", "play_fails"):
+    for key in ("schedulable_control_plane", "play_fails", "repairs_faults"):
         value = m.get(key, False)
         if not isinstance(value, bool):
             c.bad(path + (key,), f"found {show(value)}; allowed: true or false")
             value = False
         flags.append(value)
-    return checkout, flags[0], flags[1]
+    return checkout, flags[0], flags[1], flags[2]

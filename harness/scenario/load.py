@@ -100,8 +100,13 @@ def validate(src: Source, path: Path, problems: list[str], claim_ids: set | None
     if faults and not expect and not top.get("expect"):
         c.bad(("expect",), "a scenario with faults needs at least one expectation (what the fault looks like)")
     raw_recover = top.get("recover") if isinstance(top.get("recover"), list) else []
-    if faults and not any(isinstance(s, dict) and ("run" in s or "recover_faults" in s) for s in raw_recover):
-        c.bad(("recover",), "a scenario with faults needs a recovery: a `run` step or `recover_faults: true`")
+    if faults and not install.repairs_faults and \
+            not any(isinstance(s, dict) and ("run" in s or "recover_faults" in s) for s in raw_recover):
+        c.bad(("recover",), "a scenario with faults needs a recovery: a `run` step or `recover_faults: true` "
+                            "(or `install.repairs_faults: true`, where the install is to undo them itself)")
+    if install.repairs_faults and (not faults or raw_recover):
+        c.bad(("install", "repairs_faults"), "says the install undoes the faults itself: give faults, and no "
+                                             "`recover` section")
     reinstalls = [i for i, s in enumerate(recover) if s.action == "reinstall"]
     if install.init_fails and not reinstalls:
         c.bad(("recover",), "`install.init_fails: true` needs a recovery step `reinstall: true` "

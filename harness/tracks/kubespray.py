@@ -121,7 +121,7 @@ def build_for_checkout(found, defaults, kubernetes: str, kit: dict, progress, re
 class KubesprayTrack(Track):
     name = "kubespray"
     install_keys = ("kubernetes", "pod_cidr", "service_cidr", "cni", "kubespray", "schedulable_control_plane",
-                    "play_fails", "variables", "kubernetes_version_in_config", "refused_versions")
+                    "play_fails", "variables", "kubernetes_version_in_config", "refused_versions", "repairs_faults")
     takes_checkout = True
     records_plays = True
     # its container-engine roles remove Debian's containerd and runc and install the versions of its

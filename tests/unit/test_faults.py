@@ -110,3 +110,33 @@ def test_every_fault_is_complete(kind):
         assert all(plan[stage] for stage in ("inject", "armed-check", "recover", "persistence-check"))
         assert all(c.asserts for c in fault.armed_checks() + fault.persistence_checks())
         assert fault.summary and fault.describe().startswith(kind + "(")
+
+
+def test_module_unloaded_takes_the_module_out_of_every_modules_load_d_file_and_blocks_nothing(tmp_path, monkeypatch):
+    """Its commands run in a real shell against a made-up modules-load.d tree."""
+    import subprocess
+
+    from harness.faults import kernel
+    from harness.faults import make as make_fault
+
+    for d in ("etc", "usr"):
+        (tmp_path / d).mkdir()
+    (tmp_path / "etc" / "k8s.conf").write_text("overlay\nbr_netfilter\n")
+    (tmp_path / "usr" / "other.conf").write_text("br_netfilter\n")
+    (tmp_path / "usr" / "notes.txt").write_text("br_netfilter\n")  # not a .conf: systemd does not read it
+    monkeypatch.setattr(kernel, "MODULES_LOAD_DIRS", f"{tmp_path / 'etc'} {tmp_path / 'usr'} {tmp_path / 'absent'}")
+    fault = make_fault("module-unloaded", {}, {})
+    naming = fault.armed_checks()[1].probe.args["cmd"]
+
+    def sh(cmd):
+        return subprocess.run(["sh", "-c", cmd], capture_output=True, text=True, timeout=10).stdout
+
+    assert sh(naming).strip() == "2"
+    sh(fault.inject()[0])
+    assert (tmp_path / "etc" / "k8s.conf").read_text() == "overlay\n"
+    assert (tmp_path / "usr" / "other.conf").read_text() == ""
+    assert (tmp_path / "usr" / "notes.txt").read_text() == "br_netfilter\n"
+    assert sh(naming).strip() == "0"
+    assert not any("install br_netfilter /bin/false" in c for c in fault.inject())  # loadable: not blocked
+    monkeypatch.setattr(kernel, "MODULES_LOAD_DIRS", str(tmp_path / "absent"))
+    assert sh(make_fault("module-unloaded", {}, {}).armed_checks()[1].probe.args["cmd"]).strip() == "0"  # no hang on stdin

@@ -131,3 +131,16 @@ def test_the_airgap_scenarios_expectations_match_kubesprays_own_lines():
     for c, own in zip(checks, recorded):
         others = [p for p in recorded if p is not own]
         assert not match(c, make(c.probe.kind, c.probe.args).observe(others, "")[0])[0], c.name
+
+
+def test_a_tasks_outcome_per_host_is_read_from_the_recorded_play():
+    recorded = plays()
+    kernel = make("ansible-task", {"task": r"^kubernetes/preinstall : Set kernel parameters$"}).observe(recorded, "")[0]
+    # a loop's items: the host's strongest outcome (changed over ok)
+    assert kernel.text.splitlines() == ["TASK [kubernetes/preinstall : Set kernel parameters] on node1: changed",
+                                        "TASK [kubernetes/preinstall : Set kernel parameters] on node2: ok"]
+    assert make("ansible-task", {"task": "Set kernel", "host": "node1"}).observe(recorded, "")[0].value == "changed"
+    ignored = make("ansible-task", {"task": "^container-engine/runc :", "host": "node1"}).observe(recorded, "")[0]
+    assert ignored.value == "ignored"
+    never = make("ansible-task", {"task": "Enable br_netfilter"}).observe(recorded, "")[0]
+    assert (never.value, never.text) == ("", "")

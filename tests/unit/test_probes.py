@@ -156,7 +156,7 @@ def test_every_probe_kind_has_a_parser_test():
               # in test_cluster_probes.py:
               "node-ready", "node-podcidr", "pods", "pod-logs", "events", "dns", "service-reaches-pods", "pods-reach-pods",
               # in test_host_probes.py:
-              "ansible-failure"}
+              "ansible-failure", "ansible-task"}
     assert set(PROBES) == tested
 
 

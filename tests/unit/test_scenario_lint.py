@@ -190,8 +190,34 @@ CASES = [
         """,
          "bad.yaml:5: install.preload: unknown key `preload`; allowed: track, kubernetes, pod_cidr, service_cidr, "
          "cni, kubespray, schedulable_control_plane, play_fails, variables, kubernetes_version_in_config, "
-         "refused_versions (a key of the kubeadm track)",
+         "refused_versions, repairs_faults (a key of the kubeadm track)",
          "bad.yaml:5: install.schedulable_control_plane: found 'yes please'; allowed: true or false"),
+    # the install undoes the faults itself: no recovery, and then none may be given
+    case("kubespray-repairs-faults-with-a-recovery-too", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        install: {track: kubespray, repairs_faults: true}
+        lab: {suite: sid, machines: [{name: cp1, role: control-plane}]}
+        faults: [{kind: module-unloaded}]
+        expect: [{name: e, probe: {module-loaded: {module: br_netfilter}}, equals: true}]
+        recover: [{name: r, recover_faults: true}]
+        """,
+         "bad.yaml:5: install.repairs_faults: says the install undoes the faults itself: give faults, and no "
+         "`recover` section"),
+    case("faults-without-recovery-name-repairs-faults", """\
+        apiVersion: kubelab/v1
+        kind: Scenario
+        name: bad
+        summary: Broken on purpose.
+        install: {track: kubespray}
+        lab: {suite: sid, machines: [{name: cp1, role: control-plane}]}
+        faults: [{kind: module-unloaded}]
+        expect: [{name: e, probe: {module-loaded: {module: br_netfilter}}, equals: true}]
+        """,
+         "bad.yaml:1: recover: a scenario with faults needs a recovery: a `run` step or `recover_faults: true` "
+         "(or `install.repairs_faults: true`, where the install is to undo them itself)"),
     case("kubespray-refused-versions-not-a-list-of-versions", """\
         apiVersion: kubelab/v1
         kind: Scenario
@@ -730,7 +756,8 @@ CASES = [
             pattern: swapfile
         recover: [{name: restart, reboot: true}]
         """,
-         "bad.yaml:12: recover: a scenario with faults needs a recovery: a `run` step or `recover_faults: true`"),
+         "bad.yaml:12: recover: a scenario with faults needs a recovery: a `run` step or `recover_faults: true` "
+         "(or `install.repairs_faults: true`, where the install is to undo them itself)"),
     # -- checks ---------------------------------------------------------------
     case("unknown-probe-kind", """\
         apiVersion: kubelab/v1
@@ -1045,7 +1072,8 @@ def test_every_problem_of_a_file_is_reported_at_once_in_order(tmp_path):
         "`@<machine>` or a machine name; machines: node1",
         f"bad.yaml:16: expect[0]: found matchers none; {ONE_MATCHER}",
         "bad.yaml:18: expect[0].within: found 'soon'; allowed: a duration like 500ms, 30s, 5m, 1h30m",
-        "bad.yaml:1: recover: a scenario with faults needs a recovery: a `run` step or `recover_faults: true`",
+        "bad.yaml:1: recover: a scenario with faults needs a recovery: a `run` step or `recover_faults: true` "
+         "(or `install.repairs_faults: true`, where the install is to undo them itself)",
     ]
 
 
