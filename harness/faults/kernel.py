@@ -7,14 +7,26 @@ from ..probes.base import q
 from .base import Fault, check
 
 
-class ModuleMissing(Fault):
-    kind = "module-missing"
-    summary = "module unloaded and blocked (`install <m> /bin/false`), so nothing loads it"
+class _ModuleFault(Fault):
+    """A module out of the kernel; recovered by loading it and naming it for the next boot."""
     PARAMS = {
         "module": Param(str, required=False, default="br_netfilter"),
         "persist_file": Param(str, required=False, default="/etc/modules-load.d/k8s.conf",
                               help="where recover() persists the module"),
     }
+
+    def _load_and_persist(self) -> list[str]:
+        m = self.params["module"]
+        return [f"modprobe {q(m)}", f"printf '%s\\n' {q(m)} > {q(self.params['persist_file'])}"]
+
+    def persistence_checks(self):
+        m = self.params["module"]
+        return [check(f"{m} loaded", "module-loaded", {"module": m}, equals=True)]
+
+
+class ModuleMissing(_ModuleFault):
+    kind = "module-missing"
+    summary = "module unloaded and blocked (`install <m> /bin/false`), so nothing loads it"
 
     @property
     def _block_file(self) -> str:
@@ -35,30 +47,16 @@ class ModuleMissing(Fault):
         ]
 
     def recover(self):
-        m = self.params["module"]
-        return [
-            f"rm -f {self._block_file}",
-            f"modprobe {q(m)}",
-            f"printf '%s\\n' {q(m)} > {q(self.params['persist_file'])}",
-        ]
-
-    def persistence_checks(self):
-        m = self.params["module"]
-        return [check(f"{m} loaded", "module-loaded", {"module": m}, equals=True)]
+        return [f"rm -f {self._block_file}", *self._load_and_persist()]
 
 
 # where systemd-modules-load reads the modules it loads at boot (modules-load.d(5))
 MODULES_LOAD_DIRS = "/etc/modules-load.d /run/modules-load.d /usr/lib/modules-load.d /usr/local/lib/modules-load.d"
 
 
-class ModuleUnloaded(Fault):
+class ModuleUnloaded(_ModuleFault):
     kind = "module-unloaded"
     summary = "module unloaded and named in no modules-load.d file: as after a boot that did not load it"
-    PARAMS = {
-        "module": Param(str, required=False, default="br_netfilter"),
-        "persist_file": Param(str, required=False, default="/etc/modules-load.d/k8s.conf",
-                              help="where recover() persists the module"),
-    }
 
     def _naming(self) -> str:
         """The modules-load.d files that name the module, one per line."""
@@ -81,9 +79,4 @@ class ModuleUnloaded(Fault):
         ]
 
     def recover(self):
-        m = self.params["module"]
-        return [f"modprobe {q(m)}", f"printf '%s\\n' {q(m)} > {q(self.params['persist_file'])}"]
-
-    def persistence_checks(self):
-        m = self.params["module"]
-        return [check(f"{m} loaded", "module-loaded", {"module": m}, equals=True)]
+        return self._load_and_persist()
