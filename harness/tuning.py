@@ -98,6 +98,7 @@ TCG_PROBE_TIMEOUT = 10  # seconds a CoreDNS readiness answer may take
 # The control-plane pods, containerd and the kubelet: profiles showed 25-30% of their CPU
 # in futex wake-ups, scheduler spinning and async preemption.
 TCG_GO_ENV = {"GOMAXPROCS": "1", "GODEBUG": "asyncpreemptoff=1"}
+GO_ENV_UNITS = ("containerd", "kubelet")  # the host units given TCG_GO_ENV (systemd drop-ins)
 # cAdvisor's housekeeping every 30 s instead of 10.
 TCG_KUBELET_ARGS = {"housekeeping-interval": "30s"}
 
@@ -151,6 +152,15 @@ class Tuning:
     @property
     def is_tcg(self) -> bool:
         return self.profile == TCG
+
+    def unit_dropins(self) -> dict[str, str]:
+        """{path: content}: systemd drop-ins that give containerd (hence its shims) and the
+        kubelet `go_env`; empty when there is none (KVM)."""
+        if not self.go_env:
+            return {}
+        env = " ".join(f"{k}={v}" for k, v in self.go_env.items())
+        return {f"/etc/systemd/system/{unit}.service.d/20-kubelab-tcg.conf": f"[Service]\nEnvironment={env}\n"
+                for unit in GO_ENV_UNITS}
 
     def cmdline(self, image_cmdline: str) -> str:
         return " ".join((image_cmdline, *self.kernel_args))

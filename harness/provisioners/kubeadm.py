@@ -21,12 +21,12 @@ dry-run shows them as they are.
 from __future__ import annotations
 
 import secrets
-import shlex
 import string
 from dataclasses import dataclass
 
 from ..model import InstallDef
 from ..node import containerd_config
+from ..remote.file_write import write_command
 from ..tuning import Tuning
 from . import flannel
 from .kubeadm_config import PATCHES_DIR, ClusterSpec, init_config, join_config
@@ -79,13 +79,6 @@ def new_token() -> str:
     return f"{pick(6)}.{pick(16)}"
 
 
-def write_command(path: str) -> str:
-    """What writing a file sends: the content goes on stdin (SshRemote.put does the same)."""
-    q = shlex.quote(path)
-    return (f"mkdir -p {shlex.quote(path.rsplit('/', 1)[0] or '/')} && cat > {q}.kubelab-tmp && "
-            f"chmod 644 {q}.kubelab-tmp && mv {q}.kubelab-tmp {q}")
-
-
 def cluster_spec(install: InstallDef, tuning: Tuning, init_stops: bool = False) -> ClusterSpec:
     """The acceleration's settings plus the scenario's own timeouts. init_stops: the config of
     an init the fault is meant to stop (its shortened timeouts)."""
@@ -132,11 +125,9 @@ def steps(install: InstallDef, ctx: InstallContext, make_step, fault_steps, init
         out.append(make_step(m, "write", "containerd config", write_command(containerd_config.CONFIG), content=toml,
                              note=f"containerd {containerd_config.major(version)}.x config: SystemdCgroup = true, "
                                   f"sandbox {ctx.pause_image}"))
-        for unit in ("containerd", "kubelet") if ctx.tuning.go_env else ():
-            env = " ".join(f"{k}={v}" for k, v in ctx.tuning.go_env.items())
-            out.append(make_step(m, "write", f"{unit} Go runtime settings",
-                                 write_command(f"/etc/systemd/system/{unit}.service.d/20-kubelab-tcg.conf"),
-                                 content=f"[Service]\nEnvironment={env}\n"))
+        for path, content in ctx.tuning.unit_dropins().items():
+            unit = path.split("/")[-2].removesuffix(".service.d")
+            out.append(make_step(m, "write", f"{unit} Go runtime settings", write_command(path), content=content))
         out.append(make_step(m, "run", "restart containerd", "systemctl daemon-reload && ""systemctl restart containerd && systemctl is-active containerd"))
         out += [make_step(m, "run", "host preparation", c) for c in prepare_commands(install)]
         out += [make_step(m, "run", "route to the Service network", c,

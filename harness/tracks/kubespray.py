@@ -18,11 +18,14 @@ from ..errors import UsageError
 from ..host_command import HOST
 from ..model import InstallDef, Scenario
 from ..provisioners.lab_network import LAB_NIC, SERVICE_ROUTE_NOTE, service_route_commands
+from ..remote.file_write import write_command
 from .base import Track
 
 ADMIN_CONF = "/etc/kubernetes/admin.conf"
 SERVER_HOST = "kubelab-host"  # the lab network's host address in every guest's /etc/hosts (serve/mirror.py)
 REGISTRY_PORT = 5000
+TCG_DROPIN_NOTE = ("under TCG, as the kubeadm track: measured on a kubespray-built cp1 without it, containerd's "
+                   "shims ran with GOMAXPROCS=4 on 2 vCPUs, load 20, and the API server stopped answering")
 # a play kubespray's validate_inventory stops before any guest work (measured 2.8-4.6 s)
 REFUSAL_TIMEOUT_S = 300.0
 # cluster.yml for one control plane and one worker, as a whole (kubespray-offline.md estimates
@@ -44,6 +47,8 @@ class KubesprayContext:
     # (host path, content): the vars file with kube_version pinned, which a reinstall writes when the
     # install left kube_version to kubespray's default (install.kubernetes_version_in_config: false)
     pinned: tuple = ()
+    # (guest path, content): systemd drop-ins for containerd and the kubelet under TCG (tuning.py)
+    dropins: tuple = ()
 
 
 # variables kubelab sets itself, and where a scenario says what it wants instead; the offline
@@ -232,6 +237,11 @@ class KubesprayTrack(Track):
         # kubespray adds no route for the Service range; a guest without a default route needs one
         out = [make_step(m, "run", "route to the Service network", c, note=SERVICE_ROUTE_NOTE)
                for m in ctx.machines for c in service_route_commands(install.service_cidr)]
+        # kubespray has no variable for the Go runtime of containerd (whose shims inherit it) and the
+        # kubelet; drop-ins written before the play are read when its roles reload systemd and start them
+        out += [make_step(m, "write", f"{Path(path).parent.name.removesuffix('.service.d')} Go runtime settings",
+                          write_command(path), content=content, note=TCG_DROPIN_NOTE)
+                for m in ctx.machines for path, content in ctx.dropins]
         # a control run installs with the version pinned (its install is the fault-free one)
         files = {**dict(ctx.files), **(dict(ctx.pinned) if install.kubernetes_version_in_config else {})}
         out += [make_step(HOST, "host-write", f"kubespray: {Path(path).name}", path, content=content)
@@ -380,4 +390,5 @@ def _context(install: InstallDef, machines, host_key, client_key: Path, tuned, w
                              extra=("reset_confirmation=yes",), **command_paths, **cfg)
     control_plane = next(h.name for h in hosts if "kube_control_plane" in h.groups)
     return KubesprayContext(control_plane, tuple((str(p), t) for p, t in files.items()), command,
-                            PLAY_TIMEOUT_S[tuned.is_tcg], reset, tuple(h.name for h in hosts), refusals, pinned)
+                            PLAY_TIMEOUT_S[tuned.is_tcg], reset, tuple(h.name for h in hosts), refusals, pinned,
+                            tuple(tuned.unit_dropins().items()))

@@ -151,10 +151,16 @@ def test_the_install_steps_write_the_files_then_run_cluster_yml_then_fetch_admin
     # guests without a default route: every machine gets a link route for the Service range
     # first (measured: flannel crash-looped on `dial tcp 10.96.0.1:443: connect: network is
     # unreachable` under kubespray until it had one)
-    routes, steps = steps[:4], steps[4:]
+    routes, dropins, steps = steps[:4], steps[4:8], steps[8:]
     assert [(s.machine, s.action, s.name) for s in routes] == [
         (m, "run", "route to the Service network") for m in ("cp1", "cp1", "w1", "w1")]
     assert routes[0].command == f"ip route replace {scenario.install.service_cidr} dev eth0"
+    # under TCG, containerd (and so its shims) and the kubelet get the kubeadm track's Go settings,
+    # as drop-ins the play's daemon-reload reads (kubespray has no variable for them)
+    assert [(s.machine, s.action, s.name) for s in dropins] == [
+        (m, "write", f"{u} Go runtime settings") for m in ("cp1", "w1") for u in ("containerd", "kubelet")]
+    assert dropins[0].command.endswith("/etc/systemd/system/containerd.service.d/20-kubelab-tcg.conf")
+    assert dropins[0].content == "[Service]\nEnvironment=GOMAXPROCS=1 GODEBUG=asyncpreemptoff=1\n"
     assert [(s.machine, s.action, s.name) for s in steps] == [
         ("host", "host-write", "kubespray: inventory.yml"), ("host", "host-write", "kubespray: known_hosts"),
         ("host", "host-write", "kubespray: vars.yml"), ("host", "host-write", "kubespray: checksums.yml"),
@@ -422,3 +428,16 @@ def test_a_version_to_refuse_that_kubespray_accepts_and_a_default_that_is_the_ki
     with pytest.raises(UsageError, match=r"leaves kube_version to kubespray .*'s default, 1.40.1, which is the kit's"):
         TRACK.resolve(install(tree, kubernetes_version_in_config=False))
     assert TRACK.resolve(replace(install(tree, kubernetes_version_in_config=False), kubernetes="1.40.0"))
+
+
+def test_under_kvm_containerd_and_the_kubelet_keep_their_go_defaults(tree, tmp_path):
+    defaults = Defaults(tree, "9.8.7")
+    machines = (MachineDef(name="cp1", role="control-plane"),)
+    scenario = Scenario(name="s", summary="s", lab=LabDef(suite="sid", machines=machines), install=install(tree))
+    steps = {}
+    for accel, tuned in (("tcg", decide("qemu")), ("kvm", decide("kvm", "kvm"))):
+        ctx = TRACK.context(scenario, FakeLab(), {"cp1": "control-plane"}, {}, kit(tmp_path, defaults), tuned,
+                            workdir=tmp_path / accel)
+        steps[accel] = [s.name for s in plan(scenario, {"cp1": "control-plane"}, {"cp1": {}}, install=ctx)
+                        if s.name.endswith("Go runtime settings")]
+    assert steps == {"tcg": ["containerd Go runtime settings", "kubelet Go runtime settings"], "kvm": []}
