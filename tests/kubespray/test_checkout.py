@@ -188,3 +188,46 @@ def test_the_kubespray_guest_image_holds_every_package_the_checkout_installs(ks,
     if suite == "bookworm":
         assert {"mergerfs", "gnupg", "software-properties-common"} <= set(want)
     assert [p for p in want if p not in Recipe.named("kubespray", suite).packages()] == []
+
+
+def test_the_checkout_refuses_the_airgap_scenarios_versions_with_its_signatures_before_any_guest(
+        ks, made_venv, tmp_path):
+    """kubespray-airgap-version's `refused_versions`, each played as the track plays it (the checkout's
+    cluster.yml, `-e kube_version=V`) against an inventory whose host is this machine's loopback on a
+    port nothing listens on: validate_inventory must stop the play before any connection, with the
+    line the scenario expects."""
+    from pathlib import Path
+
+    from harness.host_command import HostCommand, run
+    from harness.kubespray.play_log import PlayLog
+    from harness.model import HOST
+    from harness.probes import make
+    from harness.scenario.checks import match
+    from harness.scenario.load import load
+
+    scenario = load(Path(__file__).resolve().parents[2] / "scenarios" / "kubespray-airgap-version.yaml")
+    hosts = inventory.hosts_from_roles([("cp1", "127.0.0.1", "control-plane")], schedulable_control_plane=True)
+    inv = tmp_path / "inventory.yml"
+    written = yaml.safe_load(inventory.inventory_yaml(hosts, tmp_path / "id_ed25519"))
+    written["all"]["hosts"]["cp1"]["ansible_port"] = 9  # discard: nothing listens there
+    inv.write_text(yaml.safe_dump(written))
+    for name in ("vars.yml", "checksums.yml", "known_hosts"):
+        (tmp_path / name).write_text("{}\n" if name.endswith(".yml") else "")
+    plays = []
+    for version in scenario.install.refused_versions:
+        cmd = playbook_command(venv_bin=made_venv.path / "bin", checkout=ks.path, inventory=inv,
+                               vars_file=tmp_path / "vars.yml", checksums_file=tmp_path / "checksums.yml",
+                               known_hosts=tmp_path / "known_hosts", fact_cache=tmp_path / f"facts-{version}",
+                               control_dir=tmp_path / "cp", extra=(f"kube_version={version}",))
+        play = PlayLog()
+        result = run(HostCommand(cmd.argv, cmd.cwd, cmd.env, cmd.path_prefix, cmd.output), 300,
+                     on_line=play.feed)
+        play.finish()
+        assert result.exit_code == 2, result.stdout[-2000:]
+        assert play.recap["cp1"]["unreachable"] == 0  # stopped before any guest work
+        plays.append(play.summary())
+    refusals = [c for c in scenario.expect if c.target == HOST and c.name.endswith("-refused")]
+    assert len(refusals) == 2
+    for c in refusals:
+        reading, _ = make(c.probe.kind, c.probe.args).observe(plays, "")
+        assert match(c, reading)[0], (c.name, reading.text)
