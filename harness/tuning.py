@@ -153,14 +153,14 @@ class Tuning:
     def is_tcg(self) -> bool:
         return self.profile == TCG
 
-    def unit_dropins(self) -> dict[str, str]:
-        """{path: content}: systemd drop-ins that give containerd (hence its shims) and the
-        kubelet `go_env`; empty when there is none (KVM)."""
+    def unit_dropins(self) -> tuple[tuple[str, str, str], ...]:
+        """(unit, path, content): systemd drop-ins that give containerd (hence its shims) and the
+        kubelet `go_env`; none when there is none (KVM)."""
         if not self.go_env:
-            return {}
+            return ()
         env = " ".join(f"{k}={v}" for k, v in self.go_env.items())
-        return {f"/etc/systemd/system/{unit}.service.d/20-kubelab-tcg.conf": f"[Service]\nEnvironment={env}\n"
-                for unit in GO_ENV_UNITS}
+        return tuple((unit, f"/etc/systemd/system/{unit}.service.d/20-kubelab-tcg.conf",
+                      f"[Service]\nEnvironment={env}\n") for unit in GO_ENV_UNITS)
 
     def cmdline(self, image_cmdline: str) -> str:
         return " ".join((image_cmdline, *self.kernel_args))

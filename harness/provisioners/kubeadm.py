@@ -125,8 +125,7 @@ def steps(install: InstallDef, ctx: InstallContext, make_step, fault_steps, init
         out.append(make_step(m, "write", "containerd config", write_command(containerd_config.CONFIG), content=toml,
                              note=f"containerd {containerd_config.major(version)}.x config: SystemdCgroup = true, "
                                   f"sandbox {ctx.pause_image}"))
-        for path, content in ctx.tuning.unit_dropins().items():
-            unit = path.split("/")[-2].removesuffix(".service.d")
+        for unit, path, content in ctx.tuning.unit_dropins():
             out.append(make_step(m, "write", f"{unit} Go runtime settings", write_command(path), content=content))
         out.append(make_step(m, "run", "restart containerd", "systemctl daemon-reload && ""systemctl restart containerd && systemctl is-active containerd"))
         out += [make_step(m, "run", "host preparation", c) for c in prepare_commands(install)]

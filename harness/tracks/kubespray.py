@@ -47,7 +47,7 @@ class KubesprayContext:
     # (host path, content): the vars file with kube_version pinned, which a reinstall writes when the
     # install left kube_version to kubespray's default (install.kubernetes_version_in_config: false)
     pinned: tuple = ()
-    # (guest path, content): systemd drop-ins for containerd and the kubelet under TCG (tuning.py)
+    # (unit, guest path, content): systemd drop-ins for containerd and the kubelet under TCG (tuning.py)
     dropins: tuple = ()
 
 
@@ -239,9 +239,9 @@ class KubesprayTrack(Track):
                for m in ctx.machines for c in service_route_commands(install.service_cidr)]
         # kubespray has no variable for the Go runtime of containerd (whose shims inherit it) and the
         # kubelet; drop-ins written before the play are read when its roles reload systemd and start them
-        out += [make_step(m, "write", f"{Path(path).parent.name.removesuffix('.service.d')} Go runtime settings",
-                          write_command(path), content=content, note=TCG_DROPIN_NOTE)
-                for m in ctx.machines for path, content in ctx.dropins]
+        out += [make_step(m, "write", f"{unit} Go runtime settings", write_command(path), content=content,
+                          note=TCG_DROPIN_NOTE)
+                for m in ctx.machines for unit, path, content in ctx.dropins]
         # a control run installs with the version pinned (its install is the fault-free one)
         files = {**dict(ctx.files), **(dict(ctx.pinned) if install.kubernetes_version_in_config else {})}
         out += [make_step(HOST, "host-write", f"kubespray: {Path(path).name}", path, content=content)
@@ -391,4 +391,4 @@ def _context(install: InstallDef, machines, host_key, client_key: Path, tuned, w
     control_plane = next(h.name for h in hosts if "kube_control_plane" in h.groups)
     return KubesprayContext(control_plane, tuple((str(p), t) for p, t in files.items()), command,
                             PLAY_TIMEOUT_S[tuned.is_tcg], reset, tuple(h.name for h in hosts), refusals, pinned,
-                            tuple(tuned.unit_dropins().items()))
+                            tuned.unit_dropins())
