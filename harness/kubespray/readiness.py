@@ -10,8 +10,6 @@ preflight and `invoke artifacts.build --kubespray` (tracks/kubespray.py) both as
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
-
 from ..progress import Progress
 from . import extras, serving, sources
 from .downloads import Download
@@ -24,12 +22,13 @@ def _build(gaps: list[sources.Gap], kit: dict, progress: Progress, label: str, h
            rebuild: bool = False) -> None:
     todo = [g.download for g in gaps]
     progress.note(f"kubespray {label} downloads " + ", ".join(f"{d.name} {d.version}" for d in todo)
-                  + f" beyond the kit: building from Go modules, {extras.estimate(todo)}" + (f" ({hint})" if hint else ""))
-    extras.ensure(todo, Path(kit["files"]), progress, rebuild)
+                  + f" beyond the kit: building, {extras.estimate(todo)}" + (f" ({hint})" if hint else ""))
+    extras.ensure(todo, kit, progress, rebuild)
 
 
 def _buildable(gaps: list[sources.Gap]) -> list[sources.Gap]:
-    return [g for g in gaps if g.buildable and g.download.kind == "file" and g.download.name in extras.RECIPES]
+    made = {d.name for d in extras.buildable([g.download for g in gaps])}
+    return [g for g in gaps if g.buildable and g.download.name in made]
 
 
 def _match(wanted: list[Download], kit: dict, proxy: Proxy | None, build_hint: str):

@@ -3,8 +3,8 @@
 kubespray fetches each file from `files_repo` + the upstream URL without its scheme
 (Download.path: dl.k8s.io/release/v1.36.3/bin/linux/amd64/kubeadm) and pulls each
 image by its upstream repo:tag through the lab registry. The kit serves a file when its
-file tree (artifacts/files/<tag>/) holds that path, and an image when the registry it
-pushed holds that reference. Whatever is left is named, so a run stops before any machine
+file tree (artifacts/files/<tag>/) holds that path, and an image when the registry storage
+it pushed holds that reference (its own images, and those kubelab added for kubespray since). Whatever is left is named, so a run stops before any machine
 exists instead of at kubespray's first 404.
 """
 
@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..fsutil import sha256_file
+from ..serve import registry
 from .downloads import Download
 
 DOCKER_HUB = "docker.io/"
@@ -48,6 +49,8 @@ def serving(downloads: list[Download], kit: dict) -> Serving:
     tree = Path(kit["files"])
     files, missing_files, missing_images = {}, [], []
     images = list(kit.get("images", {}))
+    if kit.get("registry"):
+        images += list(registry.served(Path(kit["registry"])))
     for d in downloads:
         if d.kind == "file":
             f = tree / d.path

@@ -13,7 +13,6 @@ import json
 import subprocess
 import tempfile
 import time
-from dataclasses import asdict
 from pathlib import Path
 
 from ..artifacts import store
@@ -25,10 +24,10 @@ from .layout import Layer, Node, write_layer, write_layout
 LAYOUT_FORMAT = 1  # bump when layer or config writing changes
 
 
-def _base_nodes() -> list[Node]:
+def _base_nodes(recipe: catalog.ImageRecipe) -> list[Node]:
     return [
         Node("/etc/passwd", data=catalog.PASSWD.encode()),
-        Node("/etc/group", data=catalog.GROUP.encode()),
+        Node("/etc/group", data=recipe.group_file.encode()),
         Node("/etc/nsswitch.conf", data=catalog.NSSWITCH.encode()),
         Node("/tmp", kind="dir", mode=0o1777),
         Node("/root", kind="dir", mode=0o700),
@@ -67,8 +66,8 @@ def _userland_layer(userland: tuple[str, ...], packages: list[debs.Package], blo
 def _key(recipe: catalog.ImageRecipe, entries: dict[str, store.Entry], packages: list[debs.Package]) -> str:
     binaries = [[b.component, b.name, b.dest, b.bind_low_ports, entries[b.component].files[b.name]["sha256"]]
                 for b in recipe.binaries]
-    blob = {"format": LAYOUT_FORMAT, "ref": recipe.ref, "config": asdict(recipe.config), "base": recipe.base,
-            "base_files": [catalog.PASSWD, catalog.GROUP, catalog.NSSWITCH], "dirs": recipe.dirs,
+    blob = {"format": LAYOUT_FORMAT, "ref": recipe.ref, "config": recipe.config.key_fields(), "base": recipe.base,
+            "base_files": [catalog.PASSWD, recipe.group_file, catalog.NSSWITCH], "dirs": recipe.dirs,
             "binaries": binaries, "userland": recipe.userland,
             "packages": [[p.name, p.version] for p in packages],
             "links": catalog.IPTABLES_LINKS if "iptables" in recipe.userland else {}}
@@ -92,7 +91,7 @@ def ensure_image(recipe: catalog.ImageRecipe, entries: dict[str, store.Entry], p
             blobs = work / "blobs" / "sha256"
             layers = []
             if recipe.base:
-                layers.append(write_layer(_base_nodes(), blobs, "base: passwd, group, nsswitch, /tmp"))
+                layers.append(write_layer(_base_nodes(recipe), blobs, "base: passwd, group, nsswitch, /tmp"))
             if recipe.userland:
                 layers.append(_userland_layer(recipe.userland, packages, blobs))
             nodes = [Node(d, kind="dir", mode=m) for d, m in recipe.dirs]

@@ -28,6 +28,16 @@ flannel's manifest run them unchanged:
 - flannel-cni-plugin: /flannel plus `cp` (the init container runs `cp -f
   /flannel /opt/cni/bin/flannel`), no entrypoint (flannel-io/cni-plugin Dockerfile.image).
 
+- nginx (kubespray's workers' local API proxy, loadbalancer_apiserver_type: nginx): Debian's
+  nginx with its stream module, which Debian ships as a dynamic module. kubespray's static pod
+  (roles/kubernetes/node/templates/manifests/nginx-proxy.manifest.j2, master 46dbdd39) gives no
+  command and mounts the host's /etc/nginx over the image's, so the module is loaded from the
+  command line, as `daemon off;` is in upstream's CMD (nginxinc/docker-nginx Dockerfile:
+  CMD ["nginx", "-g", "daemon off;"], STOPSIGNAL SIGQUIT); nginx opens its compiled-in paths
+  (/run/nginx.pid, /var/lib/nginx/*, /var/log/nginx/error.log) before it reads the config, and,
+  started as root without a `user` directive, switches its workers to nobody:nogroup. Built
+  under the tag kubespray asks for (its alpine tag), with Debian's release in the store record.
+
 - kubelab.local/toolbox: busybox (Debian's busybox-static) for the cluster
   probes: `nslookup` for DNS from a pod, `httpd` answering with the pod's
   name for the Service proof, `wget` as the client. kubelab's own image,
@@ -66,6 +76,11 @@ class ImageRecipe:
     userland: tuple[str, ...] = ()  # names in USERLANDS, unpacked into one layer
     base: bool = True  # kubelab's base layer (passwd, group, /tmp)
     dirs: tuple[tuple[str, int], ...] = ()  # extra empty directories (path, mode)
+    groups: tuple[str, ...] = ()  # /etc/group lines beyond the base layer's
+
+    @property
+    def group_file(self) -> str:
+        return GROUP + "".join(f"{line}\n" for line in self.groups)
 
     @property
     def name(self) -> str:
@@ -77,6 +92,7 @@ USERLANDS = {
     "iptables": (("iptables",), (["/usr/sbin/iptables", "--version"], ["/usr/sbin/iptables-restore", "--version"])),
     "busybox": (("busybox-static",), (["/bin/cp", "--help"],)),
     "ipvs": (("ipset", "kmod"), (["/usr/sbin/ipset", "--version"], ["/sbin/modprobe", "--version"])),
+    "nginx": (("nginx", "libnginx-mod-stream"), (["/usr/sbin/nginx", "-V"],)),
 }
 # The iptables package's postinst picks the nft backend through update-alternatives
 # (Debian's default since buster, and what bookworm, trixie and sid guests use).
@@ -85,6 +101,16 @@ IPTABLES_LINKS = {f"/usr/sbin/{family}{suffix}": f"{family}-nft{suffix}"
 
 
 TOOLBOX_IMAGE = "kubelab.local/toolbox:1"
+NGINX_STREAM_MODULE = "/usr/lib/nginx/modules/ngx_stream_module.so"  # libnginx-mod-stream
+
+
+def nginx_proxy(ref: str) -> ImageRecipe:
+    """The workers' API proxy kubespray deploys, under kubespray's own ref for it."""
+    return ImageRecipe(ref, (), ImageConfig(cmd=("/usr/sbin/nginx", "-g",
+                                                  f"load_module {NGINX_STREAM_MODULE}; daemon off;"),
+                                             stop_signal="SIGQUIT"),
+                       userland=("nginx",), groups=("nogroup:x:65534:",),
+                       dirs=(("/run", 0o755), ("/var/lib/nginx", 0o755), ("/var/log/nginx", 0o755)))
 
 
 def recipes(kubeadm_refs: list[str], flannel_ref: str, flannel_cni_ref: str) -> list[ImageRecipe]:

@@ -16,7 +16,7 @@ import json
 import os
 import struct
 import tarfile
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ..fsutil import sha256_file
@@ -122,6 +122,15 @@ class ImageConfig:
     env: tuple[str, ...] = (DEFAULT_PATH,)
     workdir: str = "/"
     labels: tuple[tuple[str, str], ...] = ()
+    stop_signal: str = ""  # e.g. SIGQUIT; containerd stops the container with it
+
+    def key_fields(self) -> dict:
+        """The fields a store key covers; an unset stop signal is left out, so images made before
+        it existed keep their keys."""
+        out = asdict(self)
+        if not self.stop_signal:
+            del out["stop_signal"]
+        return out
 
 
 def write_layout(directory: Path, layers: list[Layer], config: ImageConfig, ref: str,
@@ -141,6 +150,8 @@ def write_layout(directory: Path, layers: list[Layer], config: ImageConfig, ref:
         cfg["config"]["User"] = config.user
     if config.labels:
         cfg["config"]["Labels"] = dict(config.labels)
+    if config.stop_signal:
+        cfg["config"]["StopSignal"] = config.stop_signal
     cfg_digest, cfg_size = _blob(blobs, _canonical(cfg))
     manifest = {"schemaVersion": 2, "mediaType": MEDIA_MANIFEST,
                 "config": {"mediaType": MEDIA_CONFIG, "digest": cfg_digest, "size": cfg_size},

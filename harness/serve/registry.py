@@ -92,7 +92,38 @@ def populate(images: dict[str, Path], digest: str, progress: Progress) -> Path:
         return storage
     shutil.rmtree(storage, ignore_errors=True)
     storage.mkdir(parents=True)
-    workdir = storage.parent / f".push-{digest[:24]}"
+    try:
+        pushed = _push(storage, images, progress)
+    except BaseException:
+        shutil.rmtree(storage, ignore_errors=True)
+        raise
+    write_json(storage / POPULATED, {"digest": digest, "images": pushed})
+    return storage
+
+
+def served(storage: Path) -> dict[str, str]:
+    """{ref: manifest digest} of every image the storage holds: the kit's and those added since."""
+    record = populated(storage) or {}
+    return {**record.get("images", {}), **record.get("added", {})}
+
+
+def add(storage: Path, images: dict[str, Path], progress: Progress) -> dict[str, str]:
+    """Push more layouts into a populated storage (a kubespray checkout's extra images), beside
+    the kit's; a lab serving it read-only meanwhile only ever sees complete images, since a
+    manifest is written after its blobs. Callers hold the store lock."""
+    record = populated(storage)
+    if record is None:
+        raise ArtifactError(f"registry storage {storage} is not populated; `invoke artifacts.build` first")
+    todo = {ref: layout for ref, layout in images.items() if ref not in served(storage)}
+    if todo:
+        record.setdefault("added", {}).update(_push(storage, todo, progress))
+        write_json(storage / POPULATED, record)
+    return {ref: served(storage)[ref] for ref in images}
+
+
+def _push(storage: Path, images: dict[str, Path], progress: Progress) -> dict[str, str]:
+    """{ref: digest} of each layout pushed by a writable registry on loopback over `storage`."""
+    workdir = storage.parent / f".push-{storage.name}"
     workdir.mkdir(parents=True, exist_ok=True)
     port = free_port()
     daemon = start(storage / "data", "127.0.0.1", port, workdir, readonly=False)
@@ -108,15 +139,10 @@ def populate(images: dict[str, Path], digest: str, progress: Progress) -> Path:
                          f"oci:{layout}:{tag}", dest], ref)
                 info = json.loads(_skopeo(["inspect", "--tls-verify=false", dest], ref))
             pushed[ref] = info["Digest"]
-    except BaseException:
-        process.stop(daemon)
-        shutil.rmtree(storage, ignore_errors=True)
-        raise
     finally:
         process.stop(daemon)
         shutil.rmtree(workdir, ignore_errors=True)
-    write_json(storage / POPULATED, {"digest": digest, "images": pushed})
-    return storage
+    return pushed
 
 
 def _skopeo(args: list[str], what: str) -> str:

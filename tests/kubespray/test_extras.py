@@ -39,10 +39,22 @@ def _version_line(path, *args) -> str:
 
 def test_each_recipe_of_the_list_is_served_at_kubesprays_path(built):
     todo, served, gaps = built
-    assert sorted(todo) == ["containerd", "etcd", "nerdctl", "runc"]
-    assert not [d for d in served.missing_files if d.name in todo]
+    assert sorted(todo) == ["containerd", "etcd", "nerdctl", "nginx", "runc"]
+    assert not [d for d in served.missing_files + served.missing_images if d.name in todo]
     assert not [g for g in gaps if g.download.name in todo]
     assert sorted(set(todo) & set(served.files)) == ["containerd", "etcd", "nerdctl", "runc"]
+
+
+def test_the_proxy_image_is_in_the_kits_registry_under_the_ref_kubespray_pulls(built):
+    """nginx_image_repo:nginx_image_tag as the checkout resolves them, beside the kit's images."""
+    from pathlib import Path
+
+    from harness.serve import registry
+
+    todo, _, _ = built
+    kit = kits.load_kit(KubeVersion.parse(DEFAULT_KUBERNETES))
+    assert todo["nginx"].image in registry.served(Path(kit["registry"]))
+    assert todo["nginx"].image not in kit["images"]  # added for kubespray, not one of the kit's own
 
 
 def test_the_served_files_are_the_releases_the_checkout_pins(built, tmp_path):

@@ -239,9 +239,9 @@ def test_the_extras_are_built_only_when_they_are_all_that_is_missing(tree, tmp_p
     wanted = defaults.resolve(KUBE, {"kube_network_plugin": "cni"})
     built = []
 
-    def fake_ensure(todo, files_root, progress, rebuild=False):  # what extras.ensure does, without Go
+    def fake_ensure(todo, kit_record, progress, rebuild=False):  # what extras.ensure does, without Go
         for d in todo:
-            f = files_root / d.path
+            f = Path(kit_record["files"]) / d.path
             f.parent.mkdir(parents=True, exist_ok=True)
             f.write_bytes(b"built\n")
             built.append(d.name)
