@@ -118,6 +118,9 @@ def run_entry(repeat: int, folder: Path, out: Path, entry: dict, scenario_name: 
     observations = [o for o in record.get("observations", [])
                     if o.get("check") in checks and o.get("kind") in CHECK_KINDS]
     result["verdict"], result["why"] = _judge(observations)
+    unrecorded = [c for c in checks if c not in {o["check"] for o in observations}]
+    if unrecorded and result["verdict"] == HOLDS:  # a cited layer finding this cluster did not make
+        result["verdict"], result["why"] = UNSEEN, "the run recorded no " + ", ".join(repr(c) for c in unrecorded)
     if result["verdict"] == UNSEEN and record.get("status") != "complete":
         result["why"] += f" (the run is incomplete: {record.get('verdict', {}).get('reason', '')})"
     for o in observations:

@@ -4,7 +4,10 @@ A claims file (YAML, `kind: Claims`) names its chapters and, per claim, its id,
 the sentence as the notes say it, its chapter, and `proven_by`: the scenarios
 whose checks prove it. `- scenario: S` means the checks of S tagged with the
 claim (`claims: [K8]` on the check); `checks: [...]` names them instead (an
-author proving a claim of their own with a scenario they did not write).
+author proving a claim of their own with a scenario they did not write), or
+names a finding of one of the scenario's verify layers as the run records it,
+`<layer>: <check>` (`etcd: host unit on cp1`): a finding that asserts decides
+like a check, one that records a fact is quoted.
 `suites` and `kubernetes` say which versions the claim is about (a version
 pivot in the book). `facts` are the scenario facts the sentence quotes, with
 what the notes say of them. A claim nothing here can prove yet says so:
@@ -182,16 +185,26 @@ def _proof(f: _File, raw, path, claim_id: str, cache: dict) -> Proof | None:
     kinds = _check_kinds(scenario)
     if named is not None:
         for i, check in enumerate(named):
-            if check not in kinds:
+            if check not in kinds and not _layer_finding(scenario, check):
+                layers = (f"; or a finding of its verify layers as `<layer>: <check>` ({', '.join(scenario.verify_layers)})"
+                          if scenario.verify_layers else "")
                 f.bad(path + ("checks", i), f"found {check!r}; scenario {name} has no such check; its checks: "
-                                            + ", ".join(kinds))
-        checks = tuple(c for c in named if c in kinds)
+                                            + (", ".join(kinds) or "none") + layers)
+        checks = tuple(c for c in named if c in kinds or _layer_finding(scenario, c))
     else:
         checks = tuple(c for c, _ in _tagged(scenario, claim_id))
         if not checks:
             f.bad(path + ("scenario",), f"no check of scenario {name} is tagged `claims: [{claim_id}]`; tag the "
                                         "checks that prove it, or name them here with `checks: [...]`")
     return Proof(name, checks, suites, releases)
+
+
+def _layer_finding(scenario: Scenario, check: str) -> bool:
+    """`<layer>: <check>` of a layer the scenario runs: what a finding is named in its run record
+    (evidence/record.py); which checks a layer makes depends on the cluster, so the name is taken
+    as written and the book says when no run recorded it."""
+    layer, sep, rest = check.partition(": ")
+    return bool(sep and rest.strip()) and layer in scenario.verify_layers
 
 
 def _tagged(scenario: Scenario, claim_id: str) -> list[tuple[str, str]]:
@@ -229,7 +242,8 @@ def _claim(f: _File, raw, path, chapters: dict, cache: dict) -> Claim | None:
         f.bad(path + ("unproven",), "allowed only with `proven_by: []` (this claim cites scenarios)")
     if cid and proofs and all(p.checks for p in proofs) and len(proofs) == len(raw_proofs or []):
         asserting = [c for p in proofs for c in p.checks
-                     if _check_kinds(cache[p.scenario]).get(c) in ("expect", "verify")]
+                     if _check_kinds(cache[p.scenario]).get(c) in ("expect", "verify")
+                     or _layer_finding(cache[p.scenario], c)]
         if not asserting:
             f.bad(path + ("proven_by",), "only observe checks: they record and assert nothing; cite at least one "
                                          "expect or verify check")

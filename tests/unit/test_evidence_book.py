@@ -490,3 +490,60 @@ def _quiet():
     from harness.progress import Progress
 
     return Progress(io.StringIO(), quiet=True)
+
+
+# -- claims proven by a verify layer's findings ------------------------------------------------
+LAYERED = """\
+    apiVersion: kubelab/v1
+    kind: Scenario
+    name: layered
+    summary: A cluster read by the etcd layer.
+    lab: {suite: bookworm, machines: [{name: cp1, role: control-plane}]}
+    install: {track: kubeadm}
+    verify:
+      - {layers: [etcd]}
+    """
+
+LAYER_CLAIMS = """\
+    apiVersion: kubelab/v1
+    kind: Claims
+    chapters: {kubespray: kubespray}
+    claims:
+      - id: L1
+        chapter: kubespray
+        says: etcd is not a pod.
+        proven_by:
+          - {scenario: layered, checks: ["etcd: host unit on cp1", "etcd: static pod"]}
+    """
+
+
+def _finding(check: str, verdict: str, value: str) -> dict:
+    """A verify layer's finding as evidence/record.py writes it into run.json."""
+    return {"kind": "verify", "phase": "verify", "check": check, "machine": "cluster", "probe": "verify layer etcd",
+            "command": "cp1: systemctl show etcd", "met": {"holds": True, "does not hold": False}.get(verdict),
+            "expected": verdict, "verdict": verdict, "layer": "etcd", "value": value, "matched": value,
+            "source": "cp1: systemctl show etcd", "log": ""}
+
+
+def test_a_claim_cites_a_verify_layers_findings_by_the_name_the_run_records(course, tmp_path):
+    (course / "scenarios" / "layered.yaml").write_text(textwrap.dedent(LAYERED))
+    assert problems_of(course, LAYER_CLAIMS.replace('"etcd: static pod"', '"dns: a tier", "etcd"')) == [
+        "bad.yaml:9: claims[0].proven_by[0].checks[1]: found 'dns: a tier'; scenario layered has no such check; "
+        "its checks: none; or a finding of its verify layers as `<layer>: <check>` (etcd)",
+        "bad.yaml:9: claims[0].proven_by[0].checks[2]: found 'etcd'; scenario layered has no such check; "
+        "its checks: none; or a finding of its verify layers as `<layer>: <check>` (etcd)"]
+    (course / "layer-claims.yaml").write_text(textwrap.dedent(LAYER_CLAIMS))
+    plan = book_plan.make(claims.load([course / "layer-claims.yaml"]), series=lambda suite: "1.6")
+    run = _record()
+    run["observations"] += [_finding("etcd: host unit on cp1", "holds", "active (etcd.service)"),
+                            _finding("etcd: static pod", "recorded", "none")]
+    [claim] = build(tmp_path / "held", plan, [run])["claims"]
+    assert claim["verdict"] == book.HOLDS
+    lines = [(x["check"], x["line"]) for x in claim["cells"][0]["scenarios"][0]["lines"]]
+    assert lines == [("etcd: host unit on cp1", "active (etcd.service)"), ("etcd: static pod", "none")]
+    run["observations"] = run["observations"][:-1]  # this cluster made no such finding
+    [claim] = build(tmp_path / "unrecorded", plan, [run])["claims"]
+    assert claim["verdict"] == book.UNSEEN and "the run recorded no 'etcd: static pod'" in claim["why"]
+    run["observations"][-1] = _finding("etcd: host unit on cp1", "does not hold", "inactive")
+    [claim] = build(tmp_path / "failed", plan, [run])["claims"]
+    assert claim["verdict"] == book.FAILS
