@@ -14,15 +14,30 @@ names and where kubespray reads them, as of kubespray master 46dbdd39 (v2.31.0-9
     kubeadm_patches                               kubernetes/kubeadm_common/tasks/main.yml: each
                                                   {target, type, patch} written as a kubeadm patch file
     kubelet_custom_flags                          kubernetes/node/templates/kubelet.env.v1beta1.j2
+    discovery_timeout                             kubernetes/kubeadm/templates/kubeadm-client.conf.j2 and
+                                                  control-plane/templates/kubeadm-controlplane.yaml.j2
+                                                  (JoinConfiguration timeouts.discovery; a worker's role
+                                                  default is 60s)
+    kubeadm_join_timeout                          kubernetes/kubeadm/tasks/main.yml: `timeout` around
+                                                  the whole `kubeadm join` (default 120s)
 
-Not said, because kubespray has no variable for them: kubeadm's own timeouts (its
-kubeadm-config template writes no `timeouts:`), the Go runtime settings of containerd and the
+A worker's join is where 60 s of discovery ran out here: under TCG load the controller-manager
+had not yet signed the cluster-info ConfigMap for the new token ("could not find a JWS
+signature in the cluster-info ConfigMap for token ID", kubeadm cmd/kubeadm/app/discovery/token/
+token.go, v1.36.3), after 70 s of a 120 s join. So discovery gets the kubeadm track's allowance,
+and the join around it twice that: discovery, then the kubelet's TLS bootstrap at kubeadm's own
+5 min (kubespray writes no `timeouts.tlsBootstrap`), then the rest.
+
+Not said, because kubespray has no variable for them: kubeadm's other timeouts (its
+kubeadm-config template writes no `timeouts:`, its join configs only `discovery`), the Go runtime settings of containerd and the
 kubelet, and CoreDNS's probes (kubespray deploys its own CoreDNS, not kubeadm's addon).
 """
 
 from __future__ import annotations
 
 import yaml
+
+from ..scenario.checker import parse_duration
 
 # kubespray only copies patches for these targets (kubeadm_common's pattern); its etcd runs on the host
 PATCH_TARGETS = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
@@ -51,4 +66,6 @@ def variables(tuned) -> dict:
         "kube_asymmetric_encryption_algorithm": tuned.encryption_algorithm,
         "kubeadm_patches": patches,
         "kubelet_custom_flags": [f"--{k}={v}" for k, v in sorted(tuned.kubelet_args.items())],
+        "discovery_timeout": tuned.kubeadm_timeouts["discovery"],
+        "kubeadm_join_timeout": f"{round(2 * parse_duration(tuned.kubeadm_timeouts['discovery']))}s",
     }

@@ -25,6 +25,9 @@ def test_under_tcg_the_kubeadm_tracks_values_in_kubesprays_names():
     assert got["etcd_extra_vars"] == {"ETCD_UNSAFE_NO_FSYNC": etcd["unsafe-no-fsync"]}
     assert got["kube_asymmetric_encryption_algorithm"] == "ECDSA-P256"
     assert got["kubelet_custom_flags"] == ["--housekeeping-interval=30s"]
+    # a worker's join: discovery as the kubeadm track's, the `timeout` around the join twice that
+    assert got["discovery_timeout"] == tuning.TCG_TIMEOUTS["discovery"] == "10m0s"
+    assert got["kubeadm_join_timeout"] == "1200s"
     patches = {p["target"]: p for p in got["kubeadm_patches"]}
     assert sorted(patches) == ["kube-apiserver", "kube-controller-manager", "kube-scheduler"]
     assert all(p["type"] == "strategic" for p in patches.values())
