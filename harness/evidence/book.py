@@ -119,8 +119,10 @@ def run_entry(repeat: int, folder: Path, out: Path, entry: dict, scenario_name: 
                     if o.get("check") in checks and o.get("kind") in CHECK_KINDS]
     result["verdict"], result["why"] = _judge(observations)
     unrecorded = [c for c in checks if c not in {o["check"] for o in observations}]
-    if unrecorded and result["verdict"] == HOLDS:  # a cited layer finding this cluster did not make
-        result["verdict"], result["why"] = UNSEEN, "the run recorded no " + ", ".join(repr(c) for c in unrecorded)
+    if unrecorded and result["verdict"] != FAILS:  # e.g. a cited layer finding this cluster did not make
+        missing = "the run recorded no " + ", ".join(repr(c) for c in unrecorded)
+        result["verdict"], result["why"] = UNSEEN, missing if result["verdict"] == HOLDS else \
+            f"{result['why']}; {missing}"
     if result["verdict"] == UNSEEN and record.get("status") != "complete":
         result["why"] += f" (the run is incomplete: {record.get('verdict', {}).get('reason', '')})"
     for o in observations:
