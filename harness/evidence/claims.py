@@ -186,8 +186,8 @@ def _proof(f: _File, raw, path, claim_id: str, cache: dict) -> Proof | None:
     if named is not None:
         for i, check in enumerate(named):
             if check not in kinds and not _layer_finding(scenario, check):
-                layers = (f"; or a finding of its verify layers as `<layer>: <check>` ({', '.join(scenario.verify_layers)})"
-                          if scenario.verify_layers else "")
+                layers = ("; or a finding of its verify layers as `<layer>: <check>` "
+                          f"({', '.join(scenario.verify_layers)})" if scenario.verify_layers else "")
                 f.bad(path + ("checks", i), f"found {check!r}; scenario {name} has no such check; its checks: "
                                             + (", ".join(kinds) or "none") + layers)
         checks = tuple(c for c in named if c in kinds or _layer_finding(scenario, c))

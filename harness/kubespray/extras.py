@@ -27,6 +27,7 @@ from pathlib import Path
 
 from ..artifacts import archives, build, components, gotool, prerequisites
 from ..artifacts import containerd as built_containerd
+from ..oci import build as oci_build
 from ..oci import catalog
 from ..progress import Progress
 from ..serve import files as serve_files
@@ -67,8 +68,6 @@ def ensure(missing: list[Download], kit: dict, progress: Progress, rebuild: bool
 
 def make_image(name: str, ref: str, progress: Progress, rebuild: bool = False) -> Path:
     """The OCI layout of image `name` under kubespray's `ref`, in the store."""
-    from ..oci import build as oci_build
-
     with build.store_lock(progress):
         return oci_build.ensure_image(IMAGE_RECIPES[name](ref), {}, progress, rebuild).directory
 

@@ -10,6 +10,7 @@ preflight and `invoke artifacts.build --kubespray` (tracks/kubespray.py) both as
 from __future__ import annotations
 
 from collections.abc import Callable
+
 from ..progress import Progress
 from . import extras, serving, sources
 from .downloads import Download

@@ -4,8 +4,9 @@ kubespray fetches each file from `files_repo` + the upstream URL without its sch
 (Download.path: dl.k8s.io/release/v1.36.3/bin/linux/amd64/kubeadm) and pulls each
 image by its upstream repo:tag through the lab registry. The kit serves a file when its
 file tree (artifacts/files/<tag>/) holds that path, and an image when the registry storage
-it pushed holds that reference (its own images, and those kubelab added for kubespray since). Whatever is left is named, so a run stops before any machine
-exists instead of at kubespray's first 404.
+it pushed holds that reference (its own images, and those kubelab added for kubespray since).
+Whatever is left is named, so a run stops before any machine exists instead of at kubespray's
+first 404.
 """
 
 from __future__ import annotations

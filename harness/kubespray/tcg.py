@@ -29,8 +29,9 @@ and the join around it twice that: discovery, then the kubelet's TLS bootstrap a
 5 min (kubespray writes no `timeouts.tlsBootstrap`), then the rest.
 
 Not said, because kubespray has no variable for them: kubeadm's other timeouts (its
-kubeadm-config template writes no `timeouts:`, its join configs only `discovery`), the Go runtime settings of containerd and the
-kubelet, and CoreDNS's probes (kubespray deploys its own CoreDNS, not kubeadm's addon).
+kubeadm-config template writes no `timeouts:`, its join configs only `discovery`), the Go
+runtime settings of containerd and the kubelet, and CoreDNS's probes (kubespray deploys its
+own CoreDNS, not kubeadm's addon).
 """
 
 from __future__ import annotations

@@ -114,11 +114,14 @@ def add(storage: Path, images: dict[str, Path], progress: Progress) -> dict[str,
     record = populated(storage)
     if record is None:
         raise ArtifactError(f"registry storage {storage} is not populated; `invoke artifacts.build` first")
-    todo = {ref: layout for ref, layout in images.items() if ref not in served(storage)}
+    have = served(storage)
+    todo = {ref: layout for ref, layout in images.items() if ref not in have}
     if todo:
-        record.setdefault("added", {}).update(_push(storage, todo, progress))
+        pushed = _push(storage, todo, progress)
+        record.setdefault("added", {}).update(pushed)
         write_json(storage / POPULATED, record)
-    return {ref: served(storage)[ref] for ref in images}
+        have.update(pushed)
+    return {ref: have[ref] for ref in images}
 
 
 def _push(storage: Path, images: dict[str, Path], progress: Progress) -> dict[str, str]:

@@ -39,8 +39,9 @@ def _manifest(layout) -> dict:
     return json.loads(_blob(layout, m["digest"]).read_text())
 
 
-def _free_port() -> int:
-    return registry.free_port()
+def _config(layout) -> dict:
+    """The image config's `config`: what containerd runs it with."""
+    return json.loads(_blob(layout, _manifest(layout)["config"]["digest"]).read_text())["config"]
 
 
 class _Echo(socketserver.BaseRequestHandler):
@@ -65,7 +66,7 @@ def test_the_image_runs_without_a_command_as_kubesprays_static_pod_gives_none(la
     """nginx-proxy.manifest.j2 gives no command: the image's own must load the stream module
     (a dynamic module in Debian) and stay in the foreground; containerd stops it with SIGQUIT
     (nginx's graceful stop), as upstream's image says."""
-    config = json.loads(_blob(layout, _manifest(layout)["config"]["digest"]).read_text())["config"]
+    config = _config(layout)
     assert config["Cmd"] == ["/usr/sbin/nginx", "-g", f"load_module {catalog.NGINX_STREAM_MODULE}; daemon off;"]
     assert config["StopSignal"] == "SIGQUIT" and "Entrypoint" not in config
 
@@ -80,7 +81,7 @@ def test_unpacked_it_proxies_the_api_port_and_answers_healthz_as_nobody(layout, 
             tar.extractall(root, filter="fully_trusted")
     upstream = socketserver.TCPServer(("127.0.0.1", 0), _Echo)
     threading.Thread(target=upstream.serve_forever, daemon=True).start()
-    proxy, health = _free_port(), _free_port()
+    proxy, health = registry.free_port(), registry.free_port()
     (root / "etc/nginx").mkdir(parents=True, exist_ok=True)
     (root / "etc/nginx/nginx.conf").write_text(f"""
 error_log stderr notice;
@@ -95,8 +96,8 @@ http {{
   server {{ listen 127.0.0.1:{health}; location /healthz {{ access_log off; return 200; }} }}
 }}
 """)
-    cmd = json.loads(_blob(layout, _manifest(layout)["config"]["digest"]).read_text())["config"]["Cmd"]
-    nginx = subprocess.Popen(["chroot", str(root), *cmd], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    nginx = subprocess.Popen(["chroot", str(root), *_config(layout)["Cmd"]], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
     try:
         _wait_port(health, nginx)
         with urllib.request.urlopen(f"http://127.0.0.1:{health}/healthz", timeout=10) as answer:
@@ -127,7 +128,7 @@ def test_pushed_beside_a_kits_images_it_is_served_under_kubesprays_ref(layout, t
     pushed = registry.add(storage, {REF: layout}, Progress(quiet=True))
     assert registry.served(storage) == pushed and list(pushed) == [REF]
     assert registry.add(storage, {REF: layout}, Progress(quiet=True)) == pushed  # nothing pushed twice
-    port = _free_port()
+    port = registry.free_port()
     daemon = registry.start(storage / "data", "127.0.0.1", port, tmp_path / "serve")
     try:
         said = subprocess.run(["skopeo", "inspect", "--tls-verify=false", f"docker://127.0.0.1:{port}/{REF}"],

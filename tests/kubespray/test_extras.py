@@ -4,6 +4,7 @@ layout, and the programs in it are the release the checkout asked for."""
 
 import subprocess
 import tarfile
+from pathlib import Path
 
 import pytest
 
@@ -13,6 +14,7 @@ from harness.kubespray import extras, readiness, sources
 from harness.kubespray.downloads import Defaults
 from harness.model import InstallDef
 from harness.progress import Progress
+from harness.serve import registry
 from harness.tracks.kubespray import settings
 
 pytestmark = pytest.mark.kubespray
@@ -47,10 +49,6 @@ def test_each_recipe_of_the_list_is_served_at_kubesprays_path(built):
 
 def test_the_proxy_image_is_in_the_kits_registry_under_the_ref_kubespray_pulls(built):
     """nginx_image_repo:nginx_image_tag as the checkout resolves them, beside the kit's images."""
-    from pathlib import Path
-
-    from harness.serve import registry
-
     todo, _, _ = built
     kit = kits.load_kit(KubeVersion.parse(DEFAULT_KUBERNETES))
     assert todo["nginx"].image in registry.served(Path(kit["registry"]))
