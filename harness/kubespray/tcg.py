@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import yaml
 
-from ..scenario.checker import parse_duration
+from ..durations import parse_duration
 
 # kubespray only copies patches for these targets (kubeadm_common's pattern); its etcd runs on the host
 PATCH_TARGETS = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")

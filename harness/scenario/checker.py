@@ -6,30 +6,16 @@ from __future__ import annotations
 
 import re
 
+from ..durations import parse_duration
 from ..model import CLUSTER, HOST, ROLE_SELECTORS
 from ..params import Param
 from .yamlsrc import Source, format_path
 
-DURATION_RE = re.compile(r"^(?:(\d+)h)?(?:(\d+)m(?!s))?(?:(\d+(?:\.\d+)?)s)?(?:(\d+)ms)?$")
 RANGE_RE = re.compile(r"^(>=|<=|>|<|==|!=)\s*(\d+(?:\.\d+){0,2})$")
 # A claim id: the catalogue's K8, H1, S9, or an author's own (NET1, ch3-dns); defined in a claims file
 CLAIM_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,31}$")
 # kubernetes: the release the scenario installs (install.kubernetes, or the matrix row), not read from a guest
 VERSION_COMPONENTS = ("containerd", "runc", "kernel", "systemd", "kubernetes")
-
-
-def parse_duration(value) -> float | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float)):
-        return float(value) if value >= 0 else None
-    if not isinstance(value, str) or not value:
-        return None
-    m = DURATION_RE.match(value.strip())
-    if not m or not any(m.groups()):
-        return None
-    h, mi, s, ms = m.groups()
-    return int(h or 0) * 3600 + int(mi or 0) * 60 + float(s or 0) + int(ms or 0) / 1000
 
 
 def parse_range(text: str) -> list[tuple[str, tuple[int, ...]]] | None:
