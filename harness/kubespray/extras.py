@@ -28,15 +28,14 @@ from pathlib import Path
 from ..artifacts import archives, build, components, gotool, prerequisites
 from ..artifacts import containerd as built_containerd
 from ..oci import build as oci_build
-from ..oci import catalog
 from ..progress import Progress
 from ..serve import files as serve_files
 from ..serve import registry
 from .downloads import Download
 from .sources import SOURCES, module_version
 
-IMAGE_RECIPES = {"nginx": catalog.nginx_proxy}  # download name -> its recipe, given kubespray's ref
-RECIPES = tuple(name for name, source in SOURCES.items() if source.recipe and name not in IMAGE_RECIPES)
+IMAGE_RECIPES = {name: source.image for name, source in SOURCES.items() if source.image}  # given kubespray's ref
+RECIPES = tuple(name for name, source in SOURCES.items() if source.recipe)
 # minutes on this 2-core host with Go's cache warm, for the estimate printed before building
 # (measured here: etcd 3.6.14 55 s, runc 1.4.3 23 s, containerd 2.3.4 108 s, nerdctl 2.0.5 146 s)
 MINUTES = {"etcd": 1, "runc": 0.5, "containerd": 2, "nerdctl": 2.5, "nginx": 0.5}

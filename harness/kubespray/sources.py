@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from ..artifacts.containerd import in_series as containerd_series
+from ..oci import catalog
 from .downloads import Download
 
 
@@ -28,7 +29,8 @@ class Source:
     debian: str = ""                # or a Debian package it is made from
     leave_out: Mapping = None       # kubespray variables that leave it out of the play, if any
     kept_because: str = ""          # where none does: why kubespray always fetches it
-    recipe: bool = False            # kubelab builds it (extras.py): a file from its module, an image from Debian
+    recipe: bool = False            # kubelab builds the file from its module (extras.py)
+    image: Callable[[str], catalog.ImageRecipe] | None = None  # or makes the image from `debian` under kubespray's ref
     releases: Callable[[str], bool] | None = None  # the releases its recipe builds (None: any served)
     releases_said: str = ""
     version_variable: str = ""      # the kubespray variable that picks its release
@@ -59,7 +61,7 @@ SOURCES: dict[str, Source] = {
                                      "github.com/kubernetes-incubator/cluster-proportional-autoscaler"),
                             leave_out={"enable_dns_autoscaler": False}),
     # the workers' local API proxy (loadbalancer_apiserver_type: nginx, kubespray's default)
-    "nginx": Source(debian="nginx", recipe=True, leave_out={"loadbalancer_apiserver_localhost": False}),
+    "nginx": Source(debian="nginx", image=catalog.nginx_proxy, leave_out={"loadbalancer_apiserver_localhost": False}),
 }
 
 
@@ -99,7 +101,7 @@ def gaps(missing: list[Download], served: Callable[[str, str], tuple[bool, str]]
         source = SOURCES.get(d.name)
         if source is None:
             out.append(Gap(d, None, "kubelab has no recipe for it"))
-        elif source.debian and source.recipe:
+        elif source.debian and source.image:
             now = f" ({build_hint} builds it now)" if build_hint else ""
             out.append(Gap(d, True, f"made from Debian's `{source.debian}` package; kubelab builds it once nothing "
                                     f"else is missing{now}"))
