@@ -10,7 +10,7 @@ versions, admission, fan-out, retries and `--resume` are the matrix runner's.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..artifacts.versions import DEFAULT_KUBERNETES, KubeVersion
@@ -74,11 +74,8 @@ def make(claimset: ClaimSet, chapters: tuple[str, ...] = (), kubernetes: tuple[s
         rows = (k,) if k != HOST else (DEFAULT_KUBERNETES,)  # a host cell ignores its row
         for cell in make_cells(subset, rows, (suite,), series=series):
             have = cells.get(cell.id)
-            cells[cell.id] = cell if not have else Cell(have.kubernetes, have.suite,
-                                                        have.scenarios + tuple(n for n in cell.scenarios
-                                                                               if n not in have.scenarios),
-                                                        have.supported, have.unsupported_why,
-                                                        have.containerd_series, have.built)
+            cells[cell.id] = cell if not have else replace(
+                have, scenarios=have.scenarios + tuple(n for n in cell.scenarios if n not in have.scenarios))
     return Plan(claims, tuple(cells.values()), plan.scenarios, plan.kubernetes, plan.suites, plan.course,
                 plan.chapters, plan.files)
 

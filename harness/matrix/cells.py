@@ -2,7 +2,9 @@
 
 The containerd axis comes from Debian's suites (each guest image carries its
 suite's containerd). Host-only scenarios have no Kubernetes axis: they run
-once per containerd column, in a cell whose Kubernetes is HOST.
+once per containerd column, in a cell whose Kubernetes is HOST. A track that
+installs its own containerd over the guest's (kubespray) gets cells of its
+own per suite, gated on the containerd it installs, not the suite's.
 """
 
 from __future__ import annotations
@@ -62,19 +64,27 @@ class Cell:
     unsupported_why: str = ""
     containerd_series: str = ""  # from the suite's image when built; else SUITE_CONTAINERD
     built: str = ""  # "2.2.9": containerd built from source into the sid image (suite is sid)
+    runtime: str = ""  # "kubespray": the track installs its own containerd (containerd_series, if known)
 
     @property
     def containerd(self) -> str:
+        if self.runtime:
+            return self.containerd_series or f"{self.runtime}'s"
         return self.built or self.containerd_series or SUITE_CONTAINERD[self.suite]
 
     @property
     def id(self) -> str:
         """Folder and CI-artifact name: unique per cell, no dots or slashes."""
         k = "host" if self.kubernetes == HOST else "k" + self.kubernetes.replace(".", "-")
+        if self.runtime:
+            return f"{k}_{self.suite}_{self.runtime}"
         return f"{k}_containerd-{self.built.replace('.', '-')}" if self.built else f"{k}_{self.suite}"
 
     @property
     def column(self) -> str:
+        if self.runtime:
+            return f"containerd {self.containerd_series} (installed by {self.runtime}, {self.suite})" \
+                if self.containerd_series else f"containerd installed by {self.runtime} ({self.suite})"
         return f"containerd {self.built} (built, {self.suite})" if self.built else \
             f"containerd {self.containerd} ({self.suite})"
 
@@ -90,12 +100,14 @@ def make_cells(scenarios: dict, kubernetes: tuple[str, ...], suites: tuple[str, 
                built: tuple[str, ...] = ()) -> list[Cell]:
     """Cells for these scenarios ({name: Scenario}) across the axes, in row-major order.
 
-    The columns are the suites, then each containerd built from source (`built`, on sid).
+    The columns are the suites, then each containerd built from source (`built`, on sid);
+    scenarios whose track installs its own containerd run once per suite, in cells of their own.
     Unsupported pairs are kept (shown as such); the caller decides whether to run them.
     `series(suite)` gives the suite's containerd series (default: the nominal table).
     """
     from ..artifacts.containerd import parse
     from ..images.containerd_image import SUITE
+    from ..tracks import track_of
 
     series = series or SUITE_CONTAINERD.get
     for s in suites:
@@ -105,13 +117,24 @@ def make_cells(scenarios: dict, kubernetes: tuple[str, ...], suites: tuple[str, 
         KubeVersion.parse(k)
     built = tuple(dict.fromkeys(parse(b).lstrip("v") for b in built))
     host = tuple(n for n, s in scenarios.items() if not s.install.installs_kubernetes)
-    kube = tuple(n for n, s in scenarios.items() if s.install.installs_kubernetes)
+    own: dict[tuple[str, str], list[str]] = {}  # (track, the containerd it installs or "") -> scenarios
+    for n, s in scenarios.items():
+        track = track_of(s.install)
+        if s.install.installs_kubernetes and track.replaces_runtime:
+            own.setdefault((track.name, track.runtime_containerd(s.install)), []).append(n)
+    kube = tuple(n for n, s in scenarios.items() if s.install.installs_kubernetes
+                 and n not in {m for names in own.values() for m in names})
     columns = [(suite, series(suite), "") for suite in suites] + [(SUITE, b, b) for b in built]
     cells = []
     if host:
         cells += [Cell(HOST, suite, host, containerd_series=c, built=b) for suite, c, b in columns]
-    for k in kubernetes if kube else ():
-        for suite, c, b in columns:
+    for k in kubernetes if kube or own else ():
+        row = str(KubeVersion.parse(k))
+        for suite, c, b in columns if kube else ():
             ok, why = support(k, c)
-            cells.append(Cell(str(KubeVersion.parse(k)), suite, kube, ok, why, c, b))
+            cells.append(Cell(row, suite, kube, ok, why, c, b))
+        for (track, version), names in own.items():
+            for suite in suites or (SUITE,):
+                ok, why = support(k, version) if version else (True, "")
+                cells.append(Cell(row, suite, tuple(names), ok, why, version, runtime=track))
     return cells

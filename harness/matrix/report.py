@@ -37,7 +37,8 @@ def cell_entry(cell, runs: bool | None = None) -> dict:
     """runs: will this invocation run the cell (an unsupported pair does, with --unsupported)?"""
     runs = cell.supported if runs is None else runs
     return {"id": cell.id, "kubernetes": cell.kubernetes, "suite": cell.suite, "containerd": cell.containerd,
-            "built": cell.built, "column": cell.column, "supported": cell.supported, "unsupported_why": cell.unsupported_why,
+            "built": cell.built, "runtime": cell.runtime, "column": cell.column, "supported": cell.supported,
+            "unsupported_why": cell.unsupported_why,
             "scenarios": {n: {"status": NOT_RUN if runs else UNSUPPORTED} for n in cell.scenarios}}
 
 

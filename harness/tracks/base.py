@@ -22,6 +22,11 @@ class Track:
     # after the install, so run.json has both
     replaces_runtime = False
 
+    def runtime_containerd(self, install: InstallDef) -> str:
+        """With `replaces_runtime`: the containerd release the install puts in place of the guest's
+        ("2.3.4"), or "" while that is not known (no checkout resolved)."""
+        return ""
+
     def estimate_min(self, machines: int) -> int:
         """Rough wall time of one scenario under TCG on a 2-core host, for a matrix's plan only."""
         return 4  # a host scenario: machines and probes, no install (measured 2-4 min)

@@ -135,6 +135,15 @@ class KubesprayTrack(Track):
     reinstalls = True
     reinstall_takes_ranges = False  # a reinstall with other pod/service ranges: not yet (new vars file)
 
+    def runtime_containerd(self, install: InstallDef) -> str:
+        if not install.kubespray:
+            return ""
+        from ..kubespray.template import Undefined
+
+        _, defaults = _checkout(install)
+        version = defaults.scope({"kube_version": install.kubernetes, **settings(install)}).get("containerd_version")
+        return "" if version is None or isinstance(version, Undefined) else str(version)
+
     def estimate_min(self, machines: int) -> int:
         # not yet measured end to end: the phase sum of ../reference's runs under TCG, 50-60 min
         # for one control plane and one worker, a little more per further machine

@@ -61,6 +61,7 @@ kubeadm_image_repo: "{{ kube_image_repo }}"
 runc_version: "{{ (runc_checksums['amd64'] | dict2items)[0].key }}"
 crictl_version: "{{ (crictl_checksums['amd64'].keys() | select('version', kube_major_next_version, '<'))[0] }}"
 widget_version: 0.9.1
+containerd_version: 2.3.4
 pause_version: "{{ pause_by_minor[kube_major_version] }}"
 kubeadm_download_url: "{{ dl_k8s_io_url }}/release/v{{ kube_version }}/bin/linux/{{ image_arch }}/kubeadm"
 runc_download_url: "{{ github_url }}/example/runc/releases/download/v{{ runc_version }}/runc.{{ image_arch }}"

@@ -441,3 +441,32 @@ def test_a_pool_is_made_only_for_a_lab_two_scenarios_of_the_cell_share(scenarios
 def test_with_kubernetes_refuses_a_host_scenario(scenarios):
     with pytest.raises(ValueError, match="installs no Kubernetes"):
         scenarios["containerd-dropin-merge"].with_kubernetes("1.36.3")
+
+
+def _on_kubespray(scenario, checkout: str = ""):
+    from dataclasses import replace
+
+    return replace(scenario, install=replace(scenario.install, track="kubespray", kubespray=checkout,
+                                             kubespray_source="install.kubespray" if checkout else ""))
+
+
+def test_a_track_that_installs_its_own_containerd_is_gated_on_that_one_not_the_suites(scenarios, tmp_path):
+    from tests.unit import kubespray_tree
+
+    tree = kubespray_tree.write(tmp_path / "kubespray")  # its download list pins containerd 2.3.4
+    mixed = {"kubeadm-baseline": scenarios["kubeadm-baseline"],
+             "kubespray-one": _on_kubespray(scenarios["kubeadm-baseline"], str(tree))}
+    by_id = {c.id: c for c in make_cells(mixed, ("1.36.3",), ("trixie", "sid"))}
+    assert list(by_id) == ["k1-36-3_trixie", "k1-36-3_sid", "k1-36-3_trixie_kubespray", "k1-36-3_sid_kubespray"]
+    assert not by_id["k1-36-3_trixie"].supported  # trixie's containerd 1.7 under kubeadm
+    own = by_id["k1-36-3_trixie_kubespray"]
+    assert own.supported and own.scenarios == ("kubespray-one",) and own.containerd == "2.3.4"
+    assert own.column == "containerd 2.3.4 (installed by kubespray, trixie)"
+    assert "--containerd" not in run._scenario_cmd("kubespray-one", own)  # it brings its own
+
+
+def test_its_containerd_unknown_without_a_checkout_a_kubespray_cell_is_not_refused_on_the_suites(scenarios):
+    cells = make_cells({"kubespray-one": _on_kubespray(scenarios["kubeadm-baseline"])}, ("1.36.3",), ("bookworm",),
+                       built=("2.2.9",))
+    assert [(c.id, c.supported, c.column) for c in cells] == [
+        ("k1-36-3_bookworm_kubespray", True, "containerd installed by kubespray (bookworm)")]
