@@ -75,6 +75,11 @@ class ClusterClient:
     def replica_sets(self):
         return self.apps.list_replica_set_for_all_namespaces(_request_timeout=REQUEST_TIMEOUT).items
 
+    def endpoint_slices(self, namespace: str, service: str):
+        """The Service's EndpointSlices (discovery.k8s.io/v1, labelled kubernetes.io/service-name)."""
+        return self.client.DiscoveryV1Api(self.api_client).list_namespaced_endpoint_slice(
+            namespace, label_selector=f"kubernetes.io/service-name={service}", _request_timeout=REQUEST_TIMEOUT).items
+
     def config_map(self, namespace: str, name: str):
         """The ConfigMap, or None where there is none."""
         try:

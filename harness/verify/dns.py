@@ -10,7 +10,10 @@ dns-autoscaler runs, the CoreDNS replica count its parameters give for this
 cluster is computed with cluster-proportional-autoscaler's linear formula
 (pkg/autoscaler/controller/linearcontroller: max(ceil(cores/coresPerReplica),
 ceil(nodes/nodesPerReplica)), within min and max, at least 2 with
-preventSinglePointFailure on more than one node).
+preventSinglePointFailure on more than one node). CoreDNS's Service is read
+with the endpoints behind it, so a tier that does not answer says whether it
+had anywhere to send the question (a real run here, straight after an install:
+`Connection refused` from the Service while CoreDNS read 2 of 2 ready).
 """
 
 from __future__ import annotations
@@ -25,8 +28,9 @@ from .finding import NOT_APPLICABLE, RECORDED, Finding, holds
 
 LAYER = "dns"
 NAME = "kubernetes.default.svc.cluster.local"
-READS = ("API: each node's /configz (clusterDNS), Services and Deployments -l k8s-app=kube-dns, DaemonSets with "
-         f"-localip, dns-autoscaler's parameters; in verify's pod: cat /etc/resolv.conf, nslookup {NAME} <tier>")
+READS = ("API: each node's /configz (clusterDNS), Services, their EndpointSlices and Deployments -l k8s-app=kube-dns, "
+         "DaemonSets with -localip, dns-autoscaler's parameters; in verify's pod: cat /etc/resolv.conf, "
+         f"nslookup {NAME} <tier>")
 SRC_CONFIGZ = "API GET /api/v1/nodes/{}/proxy/configz"
 
 
@@ -101,6 +105,17 @@ def schedulable(nodes) -> tuple[int, int]:
     return count, cores
 
 
+def ready_addresses(slices) -> list[str]:
+    """Addresses of the endpoints that take traffic. EndpointSlice's `conditions.ready` unset means
+    ready (k8s.io/api discovery/v1/types.go, EndpointConditions.Ready, v0.36.3)."""
+    out = set()
+    for s in slices:
+        for e in s.endpoints or []:
+            if not (e.conditions and e.conditions.ready is False):
+                out.update(e.addresses or [])
+    return sorted(out, key=ipaddress.ip_address)
+
+
 def tier_of(ip: str, coredns_ips: list[str], local: dict[str, list[str]]) -> str:
     if ip in coredns_ips:
         return "CoreDNS Service"
@@ -126,6 +141,12 @@ def check(access) -> list[Finding]:
     src_pod = f"pod {PROBE_POD}: cat /etc/resolv.conf"
     out.append(Finding(LAYER, "a pod's resolv.conf", RECORDED, "nameserver " + ",".join(servers) if servers else
                        resolv.strip()[:200], src_pod, resolv))
+    for s in services:
+        ready = ready_addresses(c.endpoint_slices("kube-system", s.metadata.name))
+        out.append(Finding(LAYER, f"CoreDNS Service {s.metadata.name} endpoints", RECORDED,
+                           f"{len(ready)} ready: {', '.join(ready)}" if ready else
+                           "none ready: the Service has nowhere to send a question",
+                           f"API GET endpointslices -l kubernetes.io/service-name={s.metadata.name} in kube-system"))
     tiers = [(f"CoreDNS Service {s.metadata.name}", ip) for s in services for ip in [s.spec.cluster_ip] if ip]
     tiers += [(f"{name} (node-local cache)", ip) for name, ips in sorted(local.items()) for ip in ips
               if ipaddress.ip_address(ip).is_link_local]

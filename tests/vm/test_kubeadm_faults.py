@@ -142,6 +142,9 @@ def _flannel(record, run_dir, kit):
     assert {o["layer"] for o in layered} == {"nodes", "etcd", "certificates", "dns", "records", "kube-system",
                                              "workload"}
     assert not [o["check"] for o in layered if o["met"] is False]
+    # kubeadm's CoreDNS (2 replicas) behind its Service, read from the EndpointSlices
+    [endpoints] = [o for o in layered if o["check"] == "dns: CoreDNS Service kube-dns endpoints"]
+    assert endpoints["value"].startswith("2 ready: 10.244."), endpoints["value"]
     log = observation(record, "flanneld-fails-its-br-netfilter-check")
     assert "Failed to check br_netfilter: stat /proc/sys/net/bridge/bridge-nf-call-iptables" in log["matched"]
     assert observation(record, "dns-fails-while-nodes-are-ready")["met"]  # S1: Ready proved nothing
