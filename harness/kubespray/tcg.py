@@ -20,6 +20,19 @@ names and where kubespray reads them, as of kubespray master 46dbdd39 (v2.31.0-9
                                                   default is 60s)
     kubeadm_join_timeout                          kubernetes/kubeadm/tasks/main.yml: `timeout` around
                                                   the whole `kubeadm join` (default 120s)
+    kubeadm_ignore_preflight_errors               kubernetes/control-plane/tasks/kubeadm-setup.yml:
+                                                  added to both tries of `kubeadm init`
+
+The first `kubeadm init` can lose its wait for the API server here: kubeadm gives creating the
+admin ClusterRoleBinding `timeouts.kubernetesAPICall` (1m; phases/kubeconfig/kubeconfig.go,
+v1.36.3), which kubespray's template cannot raise (its InitConfiguration has no `timeouts:`),
+and a real run failed after 66 s ("could not bootstrap the admin user in file admin.conf:
+unable to create ClusterRoleBinding: ... context deadline exceeded"), the API server up but slow.
+kubespray's rescue then runs `kubeadm init` again, ignoring the manifests and the kubelet's port
+its first try left, but not the ports the control plane it started now holds: the retry stopped
+at once on "[ERROR Port-6443]: Port 6443 is in use" (and 10259, 10257). Those three go into the
+ignore list, so the retry waits for the running control plane instead; on a fresh machine the
+ports are free and the first try is unchanged.
 
 A worker's join is where 60 s of discovery ran out here: under TCG load the controller-manager
 had not yet signed the cluster-info ConfigMap for the new token ("could not find a JWS
@@ -69,4 +82,6 @@ def variables(tuned) -> dict:
         "kubelet_custom_flags": [f"--{k}={v}" for k, v in sorted(tuned.kubelet_args.items())],
         "discovery_timeout": tuned.kubeadm_timeouts["discovery"],
         "kubeadm_join_timeout": f"{round(2 * parse_duration(tuned.kubeadm_timeouts['discovery']))}s",
+        # the API server (kube_apiserver_port's default), scheduler and controller-manager ports
+        "kubeadm_ignore_preflight_errors": ["Port-6443", "Port-10259", "Port-10257"],
     }

@@ -1,6 +1,8 @@
 """The TCG allowances in kubespray's variables (harness/kubespray/tcg.py): the same values the
 kubeadm track uses (harness/tuning.py), only under TCG."""
 
+import re
+
 import yaml
 
 from harness import tuning
@@ -34,3 +36,13 @@ def test_under_tcg_the_kubeadm_tracks_values_in_kubesprays_names():
     assert patches["kube-apiserver"]["patch"] == yaml.safe_load(tuning.tcg_patches()["kube-apiserver+strategic.yaml"])
     container = patches["kube-apiserver"]["patch"]["spec"]["containers"][0]
     assert container["readinessProbe"] == {"periodSeconds": 10} and container["startupProbe"]["failureThreshold"] == 90
+
+
+def test_kubesprays_retry_of_kubeadm_init_is_let_past_the_ports_its_first_try_bound():
+    # a real run's retry, straight after a first try that lost its 1m wait for the API server:
+    # kubeadm names each check Port-<n> (cmd/kubeadm/app/preflight/checks.go PortOpenCheck.Name, v1.36.3)
+    retry_stderr = ("[preflight] Some fatal errors occurred:\n\t[ERROR Port-6443]: Port 6443 is in use\n"
+                    "\t[ERROR Port-10259]: Port 10259 is in use\n\t[ERROR Port-10257]: Port 10257 is in use\n")
+    fatal = set(re.findall(r"\[ERROR (\S+)\]", retry_stderr))
+    assert fatal == set(tcg.variables(decide("qemu"))["kubeadm_ignore_preflight_errors"])
+    assert "kubeadm_ignore_preflight_errors" not in tcg.variables(decide("kvm", "kvm"))
