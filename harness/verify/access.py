@@ -72,6 +72,15 @@ class Access:
             self._probe_running = True
         return PROBE_POD
 
+    def probe_node(self) -> str:
+        """The node verify's pod runs on: where its DNS questions and Service requests start."""
+        from ..cluster import NAMESPACE
+
+        self.probe_pod()
+        nodes = sorted({p.spec.node_name for p in self.cluster.pods(NAMESPACE, f"app={PROBE_POD}")
+                        if p.status and p.status.phase == "Running" and p.spec.node_name})
+        return ",".join(nodes) or "unknown"
+
     def prestart(self, layers) -> None:
         """verify's pods, asked for before the layers that use them, so that they start (a
         minute or more under TCG) while the earlier layers read. A failure here is left to the

@@ -138,7 +138,7 @@ def check(access) -> list[Finding]:
     local = local_ips(c.daemon_sets())
     resolv = access.in_pod(["cat", "/etc/resolv.conf"])
     servers = nameservers(resolv)
-    src_pod = f"pod {PROBE_POD}: cat /etc/resolv.conf"
+    src_pod = f"pod {PROBE_POD} on {access.probe_node()}: cat /etc/resolv.conf"
     out.append(Finding(LAYER, "a pod's resolv.conf", RECORDED, "nameserver " + ",".join(servers) if servers else
                        resolv.strip()[:200], src_pod, resolv))
     for s in services:
@@ -157,7 +157,7 @@ def check(access) -> list[Finding]:
         said = access.in_pod(["nslookup", "-timeout=5", NAME, ip])
         out.append(holds(LAYER, f"{label} at {ip} answers", answered(said),
                          f"{NAME}: {'answered' if answered(said) else 'no answer'}",
-                         f"pod {PROBE_POD}: nslookup {NAME} {ip}", said))
+                         f"pod {PROBE_POD} on {access.probe_node()}: nslookup {NAME} {ip}", said))
     if not local:
         out.append(Finding(LAYER, "node-local DNS cache", NOT_APPLICABLE,
                            "no DaemonSet in kube-system runs with -localip (no nodelocaldns)", "API GET daemonsets"))

@@ -10,6 +10,7 @@ DaemonSet (and calico's controllers), the node-local cache where there is one.
 
 from __future__ import annotations
 
+from .access import pod_state
 from .dns import local_ips
 from .finding import RECORDED, Finding, holds
 
@@ -55,6 +56,20 @@ def workloads(pods, replica_sets, namespaces: set[str]) -> dict[tuple[str, str, 
     return out
 
 
+def not_ready(pods) -> str:
+    """Each pod that is not ready: its node, state, restarts and why its container last ended."""
+    out = []
+    for p in pods:
+        if _ready(p):
+            continue
+        statuses = (p.status.container_statuses or []) if p.status else []
+        restarts = sum(s.restart_count or 0 for s in statuses)
+        ended = [s.last_state.terminated for s in statuses if s.last_state and s.last_state.terminated]
+        why = f", last ended {ended[0].reason} (exit {ended[0].exit_code})" if ended else ""
+        out.append(f"{p.metadata.name} on {p.spec.node_name or 'no node'}: {pod_state(p)}, {restarts} restart(s){why}")
+    return "; ".join(out)
+
+
 def _ready(p) -> bool:
     statuses = p.status.container_statuses or []
     return bool(statuses) and all(s.ready for s in statuses)
@@ -94,8 +109,9 @@ def check(access) -> list[Finding]:
     for (kind, ns, name), pods in sorted(groups.items()):
         images = sorted({ct.image for p in pods for ct in p.spec.containers})
         ready = sum(_ready(p) for p in pods)
+        detail = "" if ready == len(pods) else f" ({not_ready(pods)})"
         out.append(holds(LAYER, f"{kind} {ns}/{name}", ready == len(pods),
-                         f"{ready}/{len(pods)} ready; {', '.join(images)}", SRC))
+                         f"{ready}/{len(pods)} ready; {', '.join(images)}{detail}", SRC))
     control_planes = [n.metadata.name for n in nodes
                       if "node-role.kubernetes.io/control-plane" in (n.metadata.labels or {})]
     want = expected(cni, local, control_planes, daemon_sets)

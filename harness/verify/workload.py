@@ -40,7 +40,7 @@ def check(access) -> list[Finding]:
     out = access.in_pod(["sh", "-c", loop], timeout=180)
     counts = count_answers(out, [p.metadata.name for p in web])
     distinct = sum(1 for k in counts.values() if k)
-    src = f"pod {PROBE_POD}: {REQUESTS} x wget http://{WEB}"
+    src = f"pod {PROBE_POD} on {access.probe_node()}: {REQUESTS} x wget http://{WEB}"
     return [
         holds(LAYER, "pods on distinct nodes", len({p.spec.node_name for p in web}) == spread_over, where,
               f"API GET pods -l app={WEB}"),

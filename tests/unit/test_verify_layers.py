@@ -213,6 +213,22 @@ def daemon_set(name, args, namespace="kube-system"):
             k.V1Container(name="c", args=args)]))))
 
 
+def test_a_pod_that_is_not_ready_says_where_it_runs_how_often_it_restarted_and_why_it_last_ended():
+    def pod(name, ready, restarts=0, ended=None, waiting=None):
+        status = k.V1ContainerStatus(
+            name="c", image="i", image_id="", ready=ready, restart_count=restarts,
+            state=k.V1ContainerState(waiting=k.V1ContainerStateWaiting(reason=waiting) if waiting else None),
+            last_state=k.V1ContainerState(terminated=k.V1ContainerStateTerminated(exit_code=1, reason=ended))
+            if ended else None)
+        return k.V1Pod(metadata=k.V1ObjectMeta(name=name), spec=k.V1PodSpec(containers=[], node_name="cp1"),
+                       status=k.V1PodStatus(phase="Running", container_statuses=[status]))
+
+    detail = kube_system.not_ready([pod("kube-scheduler-cp1", False, 3, "Error", "CrashLoopBackOff"),
+                                    pod("kube-apiserver-cp1", True)])
+    assert detail == "kube-scheduler-cp1 on cp1: Running (CrashLoopBackOff), 3 restart(s), last ended Error (exit 1)"
+    assert kube_system.not_ready([pod("ok", True)]) == ""
+
+
 def test_dns_counts_the_endpoints_that_take_traffic_behind_a_service():
     def endpoint(ip, ready):
         return k.V1Endpoint(addresses=[ip], conditions=None if ready is None else k.V1EndpointConditions(ready=ready))
