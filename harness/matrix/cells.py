@@ -117,13 +117,14 @@ def make_cells(scenarios: dict, kubernetes: tuple[str, ...], suites: tuple[str, 
         KubeVersion.parse(k)
     built = tuple(dict.fromkeys(parse(b).lstrip("v") for b in built))
     host = tuple(n for n, s in scenarios.items() if not s.install.installs_kubernetes)
+    kube: list[str] = []  # on the suite's (or the column's built) containerd
     own: dict[tuple[str, str], list[str]] = {}  # (track, the containerd it installs or "") -> scenarios
     for n, s in scenarios.items():
         track = track_of(s.install)
         if s.install.installs_kubernetes and track.replaces_runtime:
             own.setdefault((track.name, track.runtime_containerd(s.install)), []).append(n)
-    kube = tuple(n for n, s in scenarios.items() if s.install.installs_kubernetes
-                 and n not in {m for names in own.values() for m in names})
+        elif s.install.installs_kubernetes:
+            kube.append(n)
     columns = [(suite, series(suite), "") for suite in suites] + [(SUITE, b, b) for b in built]
     cells = []
     if host:
@@ -132,7 +133,7 @@ def make_cells(scenarios: dict, kubernetes: tuple[str, ...], suites: tuple[str, 
         row = str(KubeVersion.parse(k))
         for suite, c, b in columns if kube else ():
             ok, why = support(k, c)
-            cells.append(Cell(row, suite, kube, ok, why, c, b))
+            cells.append(Cell(row, suite, tuple(kube), ok, why, c, b))
         for (track, version), names in own.items():
             for suite in suites or (SUITE,):
                 ok, why = support(k, version) if version else (True, "")

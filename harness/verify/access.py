@@ -40,7 +40,7 @@ class Access:
     sleep: Callable[[float], None] = time.sleep
     clock: Callable[[], float] = time.monotonic
     _nodes: list | None = field(default=None, repr=False)
-    _probe_running: bool = field(default=False, repr=False)
+    _probe_node: str | None = field(default=None, repr=False)  # set once verify's pod runs
 
     # -- the cluster -----------------------------------------------------------
     def nodes(self) -> list:
@@ -64,22 +64,21 @@ class Access:
         """verify's own toolbox pod, Running: its name. Removed by `cleanup()`."""
         from ..cluster import NAMESPACE
 
-        if not self._probe_running:
+        if self._probe_node is None:
             self.cluster.ensure_probe_pod(self.image, PROBE_POD)
-            self.wait(lambda: any(p.status.phase == "Running"
-                                  for p in self.cluster.pods(NAMESPACE, f"app={PROBE_POD}")),
-                      f"pod {PROBE_POD} ({self.image}) to run", state=lambda: self.pod_states(f"app={PROBE_POD}"))
-            self._probe_running = True
+
+            def running():
+                return [p for p in self.cluster.pods(NAMESPACE, f"app={PROBE_POD}") if p.status.phase == "Running"]
+
+            self.wait(lambda: bool(running()), f"pod {PROBE_POD} ({self.image}) to run",
+                      state=lambda: self.pod_states(f"app={PROBE_POD}"))
+            self._probe_node = ",".join(sorted({p.spec.node_name for p in running() if p.spec.node_name})) or "unknown"
         return PROBE_POD
 
     def probe_node(self) -> str:
         """The node verify's pod runs on: where its DNS questions and Service requests start."""
-        from ..cluster import NAMESPACE
-
         self.probe_pod()
-        nodes = sorted({p.spec.node_name for p in self.cluster.pods(NAMESPACE, f"app={PROBE_POD}")
-                        if p.status and p.status.phase == "Running" and p.spec.node_name})
-        return ",".join(nodes) or "unknown"
+        return self._probe_node
 
     def prestart(self, layers) -> None:
         """verify's pods, asked for before the layers that use them, so that they start (a

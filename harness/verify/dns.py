@@ -113,7 +113,7 @@ def ready_addresses(slices) -> list[str]:
         for e in s.endpoints or []:
             if not (e.conditions and e.conditions.ready is False):
                 out.update(e.addresses or [])
-    return sorted(out, key=ipaddress.ip_address)
+    return sorted(out, key=lambda a: (ipaddress.ip_address(a).version, ipaddress.ip_address(a)))  # v4, then v6
 
 
 def tier_of(ip: str, coredns_ips: list[str], local: dict[str, list[str]]) -> str:
@@ -138,7 +138,8 @@ def check(access) -> list[Finding]:
     local = local_ips(c.daemon_sets())
     resolv = access.in_pod(["cat", "/etc/resolv.conf"])
     servers = nameservers(resolv)
-    src_pod = f"pod {PROBE_POD} on {access.probe_node()}: cat /etc/resolv.conf"
+    asker = f"pod {PROBE_POD} on {access.probe_node()}"
+    src_pod = f"{asker}: cat /etc/resolv.conf"
     out.append(Finding(LAYER, "a pod's resolv.conf", RECORDED, "nameserver " + ",".join(servers) if servers else
                        resolv.strip()[:200], src_pod, resolv))
     for s in services:
@@ -157,7 +158,7 @@ def check(access) -> list[Finding]:
         said = access.in_pod(["nslookup", "-timeout=5", NAME, ip])
         out.append(holds(LAYER, f"{label} at {ip} answers", answered(said),
                          f"{NAME}: {'answered' if answered(said) else 'no answer'}",
-                         f"pod {PROBE_POD} on {access.probe_node()}: nslookup {NAME} {ip}", said))
+                         f"{asker}: nslookup {NAME} {ip}", said))
     if not local:
         out.append(Finding(LAYER, "node-local DNS cache", NOT_APPLICABLE,
                            "no DaemonSet in kube-system runs with -localip (no nodelocaldns)", "API GET daemonsets"))

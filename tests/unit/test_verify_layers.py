@@ -233,11 +233,13 @@ def test_dns_counts_the_endpoints_that_take_traffic_behind_a_service():
     def endpoint(ip, ready):
         return k.V1Endpoint(addresses=[ip], conditions=None if ready is None else k.V1EndpointConditions(ready=ready))
 
-    slices = [k.V1EndpointSlice(address_type="IPv4", endpoints=[endpoint("10.244.1.3", True), endpoint("10.244.0.9", None),
-                                                                  endpoint("10.244.0.4", False)]),
+    slices = [k.V1EndpointSlice(address_type="IPv4", endpoints=[
+                  endpoint("10.244.1.3", True), endpoint("10.244.0.9", None), endpoint("10.244.0.4", False)]),
               k.V1EndpointSlice(address_type="IPv4", endpoints=None)]  # a slice with none yet
     assert dns.ready_addresses(slices) == ["10.244.0.9", "10.244.1.3"]  # unset is ready; numeric order
     assert dns.ready_addresses([]) == []
+    dual = slices + [k.V1EndpointSlice(address_type="IPv6", endpoints=[endpoint("fd00::5", None)])]
+    assert dns.ready_addresses(dual) == ["10.244.0.9", "10.244.1.3", "fd00::5"]  # a dual-stack Service: v4, then v6
 
 
 def test_dns_finds_a_node_local_cache_by_its_localip_argument():
