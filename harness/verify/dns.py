@@ -125,6 +125,20 @@ def tier_of(ip: str, coredns_ips: list[str], local: dict[str, list[str]]) -> str
     return "neither tier found"
 
 
+def pods_ask(resolv: str, coredns_ips: list[str], local: dict[str, list[str]], cluster_dns: dict[str, list[str]],
+             source: str) -> list[Finding]:
+    """Which tier a pod's resolv.conf sends it to. A read that names no nameserver is a finding of
+    its own: real runs here once read an empty file from a pod that had just started."""
+    servers = nameservers(resolv)
+    if not servers:
+        return [holds(LAYER, "pods ask", False, "no nameserver line in the pod's resolv.conf"
+                      + ("" if resolv.strip() else " (read empty)"), source, resolv)]
+    named = sorted({ip for ips in cluster_dns.values() for ip in ips})
+    return [Finding(LAYER, "pods ask", RECORDED, f"{servers[0]}: {tier_of(servers[0], coredns_ips, local)}", source),
+            holds(LAYER, "pods ask what the kubelet's clusterDNS names", servers[0] in named,
+                  f"resolv.conf {servers[0]}; clusterDNS {','.join(named) or 'none'}", source)]
+
+
 def check(access) -> list[Finding]:
     c = access.cluster
     out = []
@@ -162,12 +176,7 @@ def check(access) -> list[Finding]:
     if not local:
         out.append(Finding(LAYER, "node-local DNS cache", NOT_APPLICABLE,
                            "no DaemonSet in kube-system runs with -localip (no nodelocaldns)", "API GET daemonsets"))
-    if servers:
-        out.append(Finding(LAYER, "pods ask", RECORDED, f"{servers[0]}: {tier_of(servers[0], coredns_ips, local)}",
-                           src_pod))
-        named = sorted({ip for ips in cluster_dns.values() for ip in ips})
-        out.append(holds(LAYER, "pods ask what the kubelet's clusterDNS names", servers[0] in named,
-                         f"resolv.conf {servers[0]}; clusterDNS {','.join(named) or 'none'}", src_pod))
+    out += pods_ask(resolv, coredns_ips, local, cluster_dns, src_pod)
     deployments = [d for d in c.deployments() if d.metadata.namespace == "kube-system"]
     coredns = [d for d in deployments if (d.spec.selector.match_labels or {}).get("k8s-app") == "kube-dns"]
     for d in coredns:

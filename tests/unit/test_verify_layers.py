@@ -254,6 +254,19 @@ def test_dns_finds_a_node_local_cache_by_its_localip_argument():
         ["10.96.0.10"]
 
 
+def test_which_tier_pods_ask_and_an_empty_read_said_as_such():
+    local = {"nodelocaldns": ["169.254.25.10"]}
+    kubelets = {"cp1": ["169.254.25.10"], "w1": ["169.254.25.10"]}
+    asked = dns.pods_ask("nameserver 169.254.25.10\n", ["10.233.0.3"], local, kubelets, "pod p on w1: cat")
+    assert [(f.check, f.verdict, f.value) for f in asked] == [
+        ("pods ask", "recorded", "169.254.25.10: nodelocaldns (node-local cache)"),
+        ("pods ask what the kubelet's clusterDNS names", HOLDS, "resolv.conf 169.254.25.10; clusterDNS 169.254.25.10")]
+    assert dns.pods_ask("nameserver 10.233.0.3\n", ["10.233.0.3"], {}, kubelets, "s")[1].verdict == FAILS
+    empty, = dns.pods_ask("", ["10.233.0.3"], local, kubelets, "pod p on w1: cat /etc/resolv.conf")
+    assert (empty.verdict, empty.value) == (FAILS, "no nameserver line in the pod's resolv.conf (read empty)")
+    assert dns.pods_ask("search x\n", [], {}, {}, "s")[0].value == "no nameserver line in the pod's resolv.conf"
+
+
 def test_busybox_nslookup_answers_and_silences():
     assert dns.answered("Server:\t\t10.96.0.10\nAddress:\t10.96.0.10:53\n\n"
                         "Name:\tkubernetes.default.svc.cluster.local\nAddress: 10.96.0.1\n")
