@@ -10,17 +10,20 @@ from __future__ import annotations
 import socket
 import subprocess
 import threading
+import time
 
 import paramiko
 
 
 class _Server(paramiko.ServerInterface):
-    def __init__(self, authorized: paramiko.PKey):
+    def __init__(self, authorized: paramiko.PKey, channel_delay: float = 0.0):
         self.authorized = authorized
+        self.channel_delay = channel_delay
         self.commands: dict[int, bytes] = {}
         self.cond = threading.Condition()
 
     def check_channel_request(self, kind, chanid):
+        time.sleep(self.channel_delay)  # a swamped sshd: connected, slow to open a session
         return paramiko.OPEN_SUCCEEDED if kind == "session" else paramiko.OPEN_FAILED_ADMINISTRATIVELY_PROHIBITED
 
     def check_auth_publickey(self, username, key):
@@ -87,9 +90,10 @@ def _serve_channel(channel, server: _Server):
 class SshTestServer:
     """Accepts connections until closed; each connection serves exec channels."""
 
-    def __init__(self, host_key: paramiko.PKey, authorized: paramiko.PKey):
+    def __init__(self, host_key: paramiko.PKey, authorized: paramiko.PKey, channel_delay: float = 0.0):
         self.host_key = host_key
         self.authorized = authorized
+        self.channel_delay = channel_delay
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.sock.bind(("127.0.0.1", 0))
@@ -110,7 +114,7 @@ class SshTestServer:
     def _handle(self, conn):
         transport = paramiko.Transport(conn)
         transport.add_server_key(self.host_key)
-        server = _Server(self.authorized)
+        server = _Server(self.authorized, self.channel_delay)
         try:
             transport.start_server(server=server)
         except (paramiko.SSHException, EOFError, OSError):

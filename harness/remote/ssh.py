@@ -146,7 +146,13 @@ class SshRemote:
     def _exec(self, command: str, timeout: float, stdin: bytes | None):
         started_at = time.time()
         start = time.monotonic()
-        channel = self._transport().open_session(timeout=self.connect_timeout)
+        try:
+            channel = self._transport().open_session(timeout=self.connect_timeout)
+        except paramiko.SSHException as exc:
+            # connected, but no session: seen on a worker swamped under TCG ("Timeout opening channel.")
+            self.close()
+            raise ConnectError(self.target, f"connected, but no session opened within {self.connect_timeout:g}s "
+                                            f"({exc}): the machine is swamped or its sshd is stuck") from None
         out, err = bytearray(), bytearray()
         code = None
         try:

@@ -113,6 +113,20 @@ def test_connection_refused_names_where(keys, server):
     assert f"root@127.0.0.1:{port}" in msg and "not reachable within 1s" in msg
 
 
+def test_a_session_that_does_not_open_is_a_connect_error_naming_the_machine(keys):
+    slow = SshTestServer(_pkey(keys["host"]), _pkey(keys["client"]), channel_delay=3)
+    try:
+        remote = SshRemote(target(keys, slow), connect_timeout=1)
+        with pytest.raises(ConnectError) as info:
+            remote.run("true")
+        msg = str(info.value)
+        assert f"root@127.0.0.1:{slow.port}" in msg
+        assert "connected, but no session opened within 1s (Timeout opening channel.)" in msg
+        assert remote._client is None  # the next command connects afresh
+    finally:
+        slow.close()
+
+
 def test_missing_client_key_file(keys, server, tmp_path):
     with pytest.raises(ConnectError) as info:
         SshRemote(target(keys, server, key_path=tmp_path / "nope")).connect()
