@@ -9,7 +9,8 @@ names and where kubespray reads them, as of kubespray master 46dbdd39 (v2.31.0-9
     kube_scheduler_leader_elect_lease_duration / _renew_deadline, kube_scheduler_leader_elect_extra_opts
         kubernetes/control-plane/templates/kubescheduler-config.yaml.j2 (leaderElection)
     etcd_heartbeat_interval, etcd_election_timeout, etcd_extra_vars
-        etcd/templates/etcd.env.j2 (kubespray's default etcd_deployment_type `host`: ETCD_* variables)
+        etcd/templates/etcd.env.j2 (kubespray's default etcd_deployment_type `host`: ETCD_* variables,
+        and GOMAXPROCS/GODEBUG: the file is etcd-host.service.j2's EnvironmentFile)
     kube_asymmetric_encryption_algorithm          kubeadm-config.v1beta4.yaml.j2 (encryptionAlgorithm)
     kubeadm_patches                               kubernetes/kubeadm_common/tasks/main.yml: each
                                                   {target, type, patch} written as a kubeadm patch file
@@ -76,7 +77,8 @@ def variables(tuned) -> dict:
         "kube_scheduler_leader_elect_extra_opts": {"retryPeriod": le["leader-elect-retry-period"]},
         "etcd_heartbeat_interval": etcd["heartbeat-interval"],
         "etcd_election_timeout": etcd["election-timeout"],
-        "etcd_extra_vars": {"ETCD_UNSAFE_NO_FSYNC": etcd["unsafe-no-fsync"]},
+        # etcd.env is the host unit's EnvironmentFile: the Go runtime settings the kubeadm track's etcd pod gets
+        "etcd_extra_vars": {"ETCD_UNSAFE_NO_FSYNC": etcd["unsafe-no-fsync"], **dict(tuned.go_env)},
         "kube_asymmetric_encryption_algorithm": tuned.encryption_algorithm,
         "kubeadm_patches": patches,
         "kubelet_custom_flags": [f"--{k}={v}" for k, v in sorted(tuned.kubelet_args.items())],

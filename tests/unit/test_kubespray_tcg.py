@@ -24,7 +24,9 @@ def test_under_tcg_the_kubeadm_tracks_values_in_kubesprays_names():
     assert got["kube_kubeadm_controller_extra_args"] == {"leader-elect-retry-period": "5s"}
     assert got["kube_scheduler_leader_elect_extra_opts"] == {"retryPeriod": "5s"}
     assert (got["etcd_heartbeat_interval"], got["etcd_election_timeout"]) == ("500", "5000")
-    assert got["etcd_extra_vars"] == {"ETCD_UNSAFE_NO_FSYNC": etcd["unsafe-no-fsync"]}
+    # etcd runs as a host unit: its Go runtime settings go into the env file its unit reads
+    assert got["etcd_extra_vars"] == {"ETCD_UNSAFE_NO_FSYNC": etcd["unsafe-no-fsync"], **tuning.TCG_GO_ENV}
+    assert got["etcd_extra_vars"]["GOMAXPROCS"] == "1"
     assert got["kube_asymmetric_encryption_algorithm"] == "ECDSA-P256"
     assert got["kubelet_custom_flags"] == ["--housekeeping-interval=30s"]
     # a worker's join: discovery as the kubeadm track's, the `timeout` around the join twice that
