@@ -331,6 +331,11 @@ def test_tcg_runtime_settings_reach_every_go_component(tmp_path):
     for name, patch in patches.items():
         env = {e["name"]: e["value"] for e in patch["spec"]["containers"][0]["env"]}
         assert env == TCG_GO_ENV, name
+    # the two static pods whose kubeadm manifests probe readiness every second (v1.36.3): every 10 s
+    readiness = {name.split("+")[0]: patch["spec"]["containers"][0].get("readinessProbe")
+                 for name, patch in patches.items()}
+    assert readiness == {"etcd": None, "kube-apiserver": {"periodSeconds": 10},
+                         "kube-controller-manager": None, "kube-scheduler": {"periodSeconds": 10}}
     recorded = json.loads((result.directory / "run.json").read_text())["install"]
     assert recorded["go_runtime"] == TCG_GO_ENV and recorded["kubelet_args"] == {"housekeeping-interval": "30s"}
 

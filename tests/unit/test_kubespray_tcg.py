@@ -38,6 +38,7 @@ def test_under_tcg_the_kubeadm_tracks_values_in_kubesprays_names():
     assert patches["kube-apiserver"]["patch"] == yaml.safe_load(tuning.tcg_patches()["kube-apiserver+strategic.yaml"])
     container = patches["kube-apiserver"]["patch"]["spec"]["containers"][0]
     assert container["readinessProbe"] == {"periodSeconds": 10} and container["startupProbe"]["failureThreshold"] == 90
+    assert patches["kube-scheduler"]["patch"]["spec"]["containers"][0]["readinessProbe"] == {"periodSeconds": 10}
 
 
 def test_kubesprays_retry_of_kubeadm_init_is_let_past_the_ports_its_first_try_bound():
