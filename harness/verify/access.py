@@ -67,12 +67,14 @@ class Access:
         if self._probe_node is None:
             self.cluster.ensure_probe_pod(self.image, PROBE_POD)
 
-            def running():
-                return [p for p in self.cluster.pods(NAMESPACE, f"app={PROBE_POD}") if p.status.phase == "Running"]
+            running: list = []  # filled by the wait's last look
 
-            self.wait(lambda: bool(running()), f"pod {PROBE_POD} ({self.image}) to run",
-                      state=lambda: self.pod_states(f"app={PROBE_POD}"))
-            self._probe_node = ",".join(sorted({p.spec.node_name for p in running() if p.spec.node_name})) or "unknown"
+            def runs() -> bool:
+                running[:] = [p for p in self.cluster.pods(NAMESPACE, f"app={PROBE_POD}") if p.status.phase == "Running"]
+                return bool(running)
+
+            self.wait(runs, f"pod {PROBE_POD} ({self.image}) to run", state=lambda: self.pod_states(f"app={PROBE_POD}"))
+            self._probe_node = ",".join(sorted({p.spec.node_name for p in running if p.spec.node_name})) or "unknown"
         return PROBE_POD
 
     def probe_node(self) -> str:

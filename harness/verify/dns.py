@@ -113,7 +113,7 @@ def ready_addresses(slices) -> list[str]:
         for e in s.endpoints or []:
             if not (e.conditions and e.conditions.ready is False):
                 out.update(e.addresses or [])
-    return sorted(out, key=lambda a: (ipaddress.ip_address(a).version, ipaddress.ip_address(a)))  # v4, then v6
+    return [str(ip) for ip in sorted(map(ipaddress.ip_address, out), key=lambda ip: (ip.version, ip))]  # v4, then v6
 
 
 def tier_of(ip: str, coredns_ips: list[str], local: dict[str, list[str]]) -> str:
