@@ -435,3 +435,28 @@ def test_a_wait_for_verifys_pod_says_what_it_waits_for_and_why_the_pod_is_not_ru
     assert said[0] == (f"waiting for pod {PROBE_POD} (kubelab.local/toolbox:1) to run: 0s of 600s; {PROBE_POD}-x: "
                        'Pending (ImagePullBackOff: Back-off pulling image "kubelab.local/toolbox:1")')
     assert said[-1].startswith(f"waiting for pod {PROBE_POD} (kubelab.local/toolbox:1) to run: 595s of 600s")
+
+
+def test_verifys_pod_node_is_the_one_the_waits_last_look_saw_it_run_on():
+    """The node a DNS question or a Service request starts from is named in the finding: read
+    from the look that found the pod Running, not from a later listing (which may see none)."""
+    from harness.verify.access import PROBE_POD, Access
+
+    def pod(phase, node):
+        return k.V1Pod(metadata=k.V1ObjectMeta(name=f"{PROBE_POD}-x", namespace="default", labels={"app": PROBE_POD}),
+                       spec=k.V1PodSpec(containers=[], node_name=node), status=k.V1PodStatus(phase=phase))
+
+    class Starting(Cluster):
+        # the wait's look, its state line while it waits, its next look; the last: a listing after it ran
+        looks = [[pod("Pending", None)], [pod("Pending", None)], [pod("Running", "w1")], []]
+
+        def ensure_probe_pod(self, image, name):
+            pass
+
+        def pods(self, namespace, selector=""):
+            return self.looks.pop(0)
+
+    cluster = Starting([])
+    access = Access(cluster, {}, sleep=lambda s: None)
+    assert access.probe_node() == "w1" and access.probe_node() == "w1"
+    assert cluster.looks == [[]]  # nothing listed after the look that saw it run
