@@ -101,6 +101,11 @@ TCG_PROBE_TIMEOUT = 10  # seconds a CoreDNS readiness answer may take
 # in futex wake-ups, scheduler spinning and async preemption.
 TCG_GO_ENV = {"GOMAXPROCS": "1", "GODEBUG": "asyncpreemptoff=1"}
 GO_ENV_UNITS = ("containerd", "kubelet")  # the host units given TCG_GO_ENV (systemd drop-ins)
+# containerd's runc shims see GODEBUG but not GOMAXPROCS: the shim starts its long-lived self with
+# GOMAXPROCS=4 appended to the environment it inherited, and the last value wins
+# (cmd/containerd-shim-runc-v2/manager/manager_linux.go, containerd v2.0.5 to v2.4.2; read in a
+# kubespray guest's /proc/<shim>/environ: GODEBUG=asyncpreemptoff=1 GOMAXPROCS=4). containerd
+# has no setting for a shim's environment.
 # cAdvisor's housekeeping every 30 s instead of 10.
 TCG_KUBELET_ARGS = {"housekeeping-interval": "30s"}
 
@@ -156,7 +161,7 @@ class Tuning:
         return self.profile == TCG
 
     def unit_dropins(self) -> tuple[tuple[str, str, str], ...]:
-        """(unit, path, content): systemd drop-ins that give containerd (hence its shims) and the
+        """(unit, path, content): systemd drop-ins that give containerd and the
         kubelet `go_env`; none when there is none (KVM)."""
         if not self.go_env:
             return ()

@@ -24,8 +24,8 @@ from .base import Track
 ADMIN_CONF = "/etc/kubernetes/admin.conf"
 SERVER_HOST = "kubelab-host"  # the lab network's host address in every guest's /etc/hosts (serve/mirror.py)
 REGISTRY_PORT = 5000
-TCG_DROPIN_NOTE = ("under TCG, as the kubeadm track: measured on a kubespray-built cp1 without it, containerd's "
-                   "shims ran with GOMAXPROCS=4 on 2 vCPUs, load 20, and the API server stopped answering")
+TCG_DROPIN_NOTE = ("under TCG, as the kubeadm track: containerd and the kubelet with GOMAXPROCS=1 and no async "
+                   "preemption; containerd's shims inherit GODEBUG but keep upstream's GOMAXPROCS=4")
 # a play kubespray's validate_inventory stops before any guest work (measured 2.8-4.6 s)
 REFUSAL_TIMEOUT_S = 300.0
 # cluster.yml for one control plane and one worker, as a whole (kubespray-offline.md estimates
@@ -247,7 +247,7 @@ class KubesprayTrack(Track):
         # kubespray adds no route for the Service range; a guest without a default route needs one
         out = [make_step(m, "run", "route to the Service network", c, note=SERVICE_ROUTE_NOTE)
                for m in ctx.machines for c in service_route_commands(install.service_cidr)]
-        # kubespray has no variable for the Go runtime of containerd (whose shims inherit it) and the
+        # kubespray has no variable for the Go runtime of containerd (whose shims inherit GODEBUG) and the
         # kubelet; drop-ins written before the play are read when its roles reload systemd and start them
         out += [make_step(m, "write", f"{unit} Go runtime settings", write_command(path), content=content,
                           note=TCG_DROPIN_NOTE)
