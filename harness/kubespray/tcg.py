@@ -58,8 +58,13 @@ from ..durations import parse_duration
 PATCH_TARGETS = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
 
 
-def variables(tuned) -> dict:
-    """kubespray's variables for the acceleration `tuned` decided; empty under KVM."""
+# kubespray's default kube_apiserver_port (roles/kubespray_defaults/defaults/main/main.yml)
+API_PORT = 6443
+
+
+def variables(tuned, scenario_variables=None) -> dict:
+    """kubespray's variables for the acceleration `tuned` decided; empty under KVM.
+    `scenario_variables`: the scenario's own (install.variables), for the API server's port."""
     if not tuned.is_tcg:
         return {}
     le, etcd = tuned.leader_election, tuned.etcd_args
@@ -84,6 +89,7 @@ def variables(tuned) -> dict:
         "kubelet_custom_flags": [f"--{k}={v}" for k, v in sorted(tuned.kubelet_args.items())],
         "discovery_timeout": tuned.kubeadm_timeouts["discovery"],
         "kubeadm_join_timeout": f"{round(2 * parse_duration(tuned.kubeadm_timeouts['discovery']))}s",
-        # the API server (kube_apiserver_port's default), scheduler and controller-manager ports
-        "kubeadm_ignore_preflight_errors": ["Port-6443", "Port-10259", "Port-10257"],
+        # the API server's port (kubeadm names the check Port-<n>), the scheduler's and the controller-manager's
+        "kubeadm_ignore_preflight_errors": [f"Port-{dict(scenario_variables or {}).get('kube_apiserver_port', API_PORT)}",
+                                            "Port-10259", "Port-10257"],
     }

@@ -210,7 +210,7 @@ class KubesprayTrack(Track):
         out = {"track": self.name, "kubernetes": install.kubernetes,
                "schedulable_control_plane": install.schedulable_control_plane,
                "tuning": tuned.profile, "tuning_reason": tuned.why,
-               "kubespray_variables_for_the_acceleration": tcg.variables(tuned),
+               "kubespray_variables_for_the_acceleration": tcg.variables(tuned, install.variables),
                # a scenario's own value wins over a TCG allowance of the same name
                "replaced_by_install_variables": sorted(set(tcg.variables(tuned)) & set(dict(install.variables))),
                "note": "settings for TCG through kubespray's own variables (harness/kubespray/tcg.py)"
@@ -375,7 +375,7 @@ def _context(install: InstallDef, machines, host_key, client_key: Path, tuned, w
         header = f"kubelab, for kubespray {found.version} ({found.path})"
         variables = offline.extra_vars(defaults, install.kubernetes, f"http://{SERVER_HOST}:{serve_files.PORT}",
                                        f"{SERVER_HOST}:{REGISTRY_PORT}",
-                                       {**tcg.variables(tuned), **lab_variables(gateway), **settings(install)})
+                                       {**tcg.variables(tuned, install.variables), **lab_variables(gateway), **settings(install)})
         if install.kubernetes_version_in_config:
             files[paths["vars.yml"]] = offline.dump(variables, header)
         else:  # kubespray's default: the newest of its tables (roles/kubespray_defaults/defaults/main/main.yml)

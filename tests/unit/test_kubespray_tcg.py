@@ -49,3 +49,10 @@ def test_kubesprays_retry_of_kubeadm_init_is_let_past_the_ports_its_first_try_bo
     fatal = set(re.findall(r"\[ERROR (\S+)\]", retry_stderr))
     assert fatal == set(tcg.variables(decide("qemu"))["kubeadm_ignore_preflight_errors"])
     assert "kubeadm_ignore_preflight_errors" not in tcg.variables(decide("kvm", "kvm"))
+
+
+def test_the_ignored_port_is_the_api_servers_own_when_the_scenario_moves_it():
+    # kubespray's kube_apiserver_port is the port kubeadm init binds, and names its preflight check after
+    moved = tcg.variables(decide("qemu"), {"kube_apiserver_port": 7443})["kubeadm_ignore_preflight_errors"]
+    assert moved == ["Port-7443", "Port-10259", "Port-10257"]
+    assert tcg.variables(decide("qemu"), {})["kubeadm_ignore_preflight_errors"][0] == "Port-6443"
