@@ -207,12 +207,13 @@ class KubesprayTrack(Track):
         install = scenario.install
         from ..kubespray import tcg
 
+        for_acceleration = tcg.variables(tuned, install.variables)
         out = {"track": self.name, "kubernetes": install.kubernetes,
                "schedulable_control_plane": install.schedulable_control_plane,
                "tuning": tuned.profile, "tuning_reason": tuned.why,
-               "kubespray_variables_for_the_acceleration": tcg.variables(tuned, install.variables),
+               "kubespray_variables_for_the_acceleration": for_acceleration,
                # a scenario's own value wins over a TCG allowance of the same name
-               "replaced_by_install_variables": sorted(set(tcg.variables(tuned)) & set(dict(install.variables))),
+               "replaced_by_install_variables": sorted(set(for_acceleration) & set(dict(install.variables))),
                "note": "settings for TCG through kubespray's own variables (harness/kubespray/tcg.py)"
                if tuned.is_tcg else "kubespray's defaults: nothing set for the acceleration"}
         if install.kubespray:
