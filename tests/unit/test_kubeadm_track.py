@@ -388,6 +388,21 @@ def test_swap_stops_init_where_that_release_waits_first(kubernetes, stops_at):
     assert recover.index("kubeadm reset") < recover.index("kubeadm config") < recover.index("kubeadm init")
 
 
+def test_the_swap_stop_on_1_36_is_matched_whichever_way_the_last_retry_ended():
+    """The kubeadm chapter's book (2026-12-06) ended init on client-go's throttle at the deadline,
+    where earlier runs ended on the closed port: both are the admin bootstrap finding no API server."""
+    import re
+
+    check = next(c for c in load(find("swap-kubelet")).expect if c.name == "admin-bootstrap-finds-no-api-server")
+    head = ("error: error execution phase wait-control-plane: cannot obtain client without bootstrap: could not "
+            "bootstrap the admin user in file admin.conf: unable to create ClusterRoleBinding: ")
+    book_run = head + "client rate limiter Wait returned an error: context deadline exceeded"  # verbatim
+    closed_port = head + ('Post "https://192.168.101.10:6443/apis/rbac.authorization.k8s.io/v1/clusterrolebindings'
+                          '?timeout=10s": dial tcp 192.168.101.10:6443: connect: connection refused')
+    assert re.search(check.pattern, book_run) and re.search(check.pattern, closed_port)
+    assert not re.search(check.pattern, head + "clusterrolebindings.rbac.authorization.k8s.io is forbidden")
+
+
 def test_a_rebuild_resets_every_node_and_installs_the_new_ranges():
     steps, _ = planned("cidr-overlap-10-244", "2.1.9~ds1-1")
     recover = [s for s in steps if s.phase == "recover"]
