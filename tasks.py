@@ -358,6 +358,19 @@ def report(c, run_dir):
 
 
 # -- matrix ----------------------------------------------------------------------------
+def _check_rerun(rerun, resume: bool, scenarios) -> None:
+    """--rerun only means something in a resumed run, and only for scenarios that run in it."""
+    if not rerun:
+        return
+    if not resume:
+        raise UsageError("--rerun: needs --resume --out FOLDER (the run whose finished scenarios to run again); "
+                         "without --resume every scenario runs anyway")
+    unknown = [n for n in rerun if n not in scenarios]
+    if unknown:
+        raise UsageError(f"--rerun: {', '.join(unknown)} not among the scenarios of this run; "
+                         f"allowed: {', '.join(sorted(scenarios))}")
+
+
 def _matrix_axes(scenario, kubernetes, suite, containerd, kubespray=None, dry_run=True):
     from harness.matrix import axes
     from harness.tracks import track_of
@@ -385,6 +398,7 @@ CONTAINERD_BUILT = CommaList(CONTAINERD)
     "deadline": "minutes; then what runs is stopped and torn down, and the rest is NOT RUN",
     "max_vcpus": "cap on the guests' vCPUs running at once (default: 2 x host cores)",
     "resume": "keep the cells of --out that already hold a complete run",
+    "rerun": "with --resume: these scenarios run again where they finished (after their file changed)",
     "unsupported": "also run pairs upstream does not support",
     "compare": "a previous matrix.json: mark every cell that changed as `was -> now`",
     "dry_run": "print the plan, run nothing",
@@ -394,9 +408,11 @@ CONTAINERD_BUILT = CommaList(CONTAINERD)
 @harness_errors
 @checked(scenario=SCENARIOS, kubernetes=KUBERNETES_ROWS, suite=SUITES_AXIS, out=WritableFolder(),
          deadline=Positive("minutes"), max_vcpus=Integer(1), resume=Flag(), unsupported=Flag(),
-         compare=MATRIX_RECORD, dry_run=Flag(), no_fanout=Flag(), containerd=CONTAINERD_BUILT, kubespray=KUBESPRAY)
+         compare=MATRIX_RECORD, dry_run=Flag(), no_fanout=Flag(), containerd=CONTAINERD_BUILT, kubespray=KUBESPRAY,
+         rerun=SCENARIOS)
 def matrix_run(c, scenario, kubernetes=None, suite="sid", out=None, deadline=None, max_vcpus=None, resume=False,
-               unsupported=False, compare=None, dry_run=False, no_fanout=False, containerd=None, kubespray=None):
+               unsupported=False, compare=None, dry_run=False, no_fanout=False, containerd=None, kubespray=None,
+               rerun=None):
     """Run scenarios across Kubernetes and containerd versions; pivot their facts into matrix.md/html."""
     import os
     import time
@@ -408,6 +424,7 @@ def matrix_run(c, scenario, kubernetes=None, suite="sid", out=None, deadline=Non
     if resume and not out:
         raise UsageError("--resume needs --out MATRIX_FOLDER (the matrix to resume)")
     found = _matrix_axes(scenario, kubernetes, suite, containerd, kubespray, dry_run)
+    _check_rerun(rerun, resume, found.scenarios)
     previous = report.load(compare) if compare else None
     folder = out or paths.project_root() / "runs" / "matrix" / time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     problem = "" if out else writable_folder_problem(folder)  # --out was checked with the options
@@ -415,7 +432,8 @@ def matrix_run(c, scenario, kubernetes=None, suite="sid", out=None, deadline=Non
         raise UsageError(f"the matrix folder {folder}: {problem}; give --out a folder this user can write")
     opts = run.Options(out=folder, deadline_min=deadline, max_vcpus=max_vcpus or 2 * (os.cpu_count() or 1),
                        memory_budget_mib=schedule.budget(host.meminfo()["MemTotal"] >> 20),
-                       resume=resume, run_unsupported=unsupported, fanout=not no_fanout)
+                       resume=resume, rerun=frozenset(rerun or ()), run_unsupported=unsupported,
+                       fanout=not no_fanout)
     print("\n".join(run.plan_lines(found.cells, found.scenarios, opts)))
     if dry_run:
         return
@@ -536,15 +554,16 @@ ns.add_task(verify)
     "out": "the book folder (default runs/book/<UTC stamp>); --resume reuses one",
     "compare": "a previous book folder: what changed, listed first; timings snippets kept inside its spread",
     "resume": "keep the runs of --out that already finished; with all finished, the book is written again",
+    "rerun": "with --resume: these scenarios run again where they finished (after their file changed)",
     "deadline": "minutes for all the runs; then what runs is stopped, and the rest is NOT RUN",
     "dry_run": "print the claims, the scenarios and the cells, run nothing",
 })
 @harness_errors
 @checked(claims=CLAIMS_FILE, chapter=CommaList(Text()), kubernetes=CommaList(KUBERNETES), suite=CommaList(SUITE),
          repeat=Integer(1), out=WritableFolder(), compare=BOOK_FOLDER, resume=Flag(), deadline=Positive("minutes"),
-         dry_run=Flag())
+         dry_run=Flag(), rerun=SCENARIOS)
 def evidence(c, claims, chapter=None, kubernetes=None, suite=None, repeat=None, out=None, compare=None, resume=False,
-             deadline=None, dry_run=False):
+             deadline=None, dry_run=False, rerun=None):
     """Run every scenario the claims need and write the evidence book: verdicts, verbatim lines, snippets."""
     import os
     import time
@@ -562,6 +581,7 @@ def evidence(c, claims, chapter=None, kubernetes=None, suite=None, repeat=None, 
         raise UsageError("--resume needs --out BOOK_FOLDER (the book to resume)")
     previous = book.load(compare) if compare else None
     plan = book_plan.make(claimset, chapter or (), kubernetes or (), suite or ())
+    _check_rerun(rerun, resume, plan.scenarios)
     folder = out or paths.project_root() / "runs" / "book" / time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     problem = "" if out else writable_folder_problem(folder)  # --out was checked with the options
     if problem:
@@ -573,7 +593,8 @@ def evidence(c, claims, chapter=None, kubernetes=None, suite=None, repeat=None, 
         return
     if plan.cells:
         host.prepare()
-    folders = book_plan.run(plan, folder, repeat, resume, deadline, opts.max_vcpus, opts.memory_budget_mib, Progress())
+    folders = book_plan.run(plan, folder, repeat, resume, deadline, opts.max_vcpus, opts.memory_budget_mib, Progress(),
+                            rerun=frozenset(rerun or ()))
     record = book.build(plan, folders, folder)
     if previous is not None:
         book_compare.compare(record, previous, str(compare))

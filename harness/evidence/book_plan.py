@@ -104,9 +104,10 @@ def plan_lines(plan: Plan, repeat: int) -> list[str]:
 
 
 def run(plan: Plan, out: Path, repeat: int, resume: bool, deadline_min: float | None, max_vcpus: int,
-        memory_budget_mib: int, progress, command=None) -> list[Path]:
+        memory_budget_mib: int, progress, command=None, rerun: frozenset = frozenset()) -> list[Path]:
     """Every repeat as one matrix run into OUT/runs/<n>; returns the folders in order.
-    `command` stands in for `invoke scenario` (tests)."""
+    `rerun`: with `resume`, scenarios run again where they finished. `command` stands in for
+    `invoke scenario` (tests)."""
     from ..matrix import run as matrix_run
 
     folders = []
@@ -115,7 +116,8 @@ def run(plan: Plan, out: Path, repeat: int, resume: bool, deadline_min: float | 
         folder = out / "runs" / str(n)
         left = max(0.1, (ends - time.time()) / 60) if ends else None
         opts = matrix_run.Options(out=folder, deadline_min=left, max_vcpus=max_vcpus,
-                                  memory_budget_mib=memory_budget_mib, resume=resume, fanout=True, command=command)
+                                  memory_budget_mib=memory_budget_mib, resume=resume, rerun=rerun, fanout=True,
+                                  command=command)
         if plan.cells:
             progress.note(f"book: repeat {n} of {repeat} into {folder}")
             matrix_run.run(list(plan.cells), plan.scenarios, opts, plan.axes, progress)

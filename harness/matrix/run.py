@@ -50,6 +50,7 @@ class Options:
     max_vcpus: int = 4
     memory_budget_mib: int = 0
     resume: bool = False
+    rerun: frozenset = frozenset()  # with resume: scenarios run again even where they finished
     run_unsupported: bool = False
     command: object = None  # (scenario name, cell) -> argv; default `invoke scenario` (tests give a stand-in)
     fanout: bool = False  # one pooled lab per lab shape in a cell, restored from its snapshot per scenario
@@ -217,8 +218,11 @@ def _run_scenario(state, cell, name, scenarios, opts, progress, deadline, entry,
 
     result = entry["scenarios"][name]
     if opts.resume and result["status"] in (report.MET, report.FAIL):
-        progress.note(f"{cell.id} {name}: kept from the previous run ({result['status']})")
-        return
+        if name not in opts.rerun:
+            progress.note(f"{cell.id} {name}: kept from the previous run ({result['status']})")
+            return
+        kept = f" in {Path(result['run_dir']).parent}" if result.get("run_dir") else ""
+        progress.note(f"{cell.id} {name}: run again (--rerun); the previous run ({result['status']}) stays{kept}")
     if state.stop.is_set():
         result.update(status=report.NOT_RUN, reason=state.stop_reason)
         return

@@ -131,3 +131,17 @@ def test_the_edge_passes_a_tasks_own_exit_through():
     with pytest.raises(Exit) as info:
         task(None)
     assert info.value.code == 1
+
+
+def test_rerun_is_refused_outside_a_resumed_run_and_for_a_scenario_the_run_does_not_hold():
+    sys.path.insert(0, str(project_root()))
+    import tasks
+
+    held = {"swap-kubelet": object(), "kubeadm-baseline": object()}
+    tasks._check_rerun(None, False, held)  # not given: nothing to check
+    tasks._check_rerun(("swap-kubelet",), True, held)
+    with pytest.raises(UsageError, match="--rerun: needs --resume --out FOLDER"):
+        tasks._check_rerun(("swap-kubelet",), False, held)
+    with pytest.raises(UsageError, match="--rerun: single-node-taint not among the scenarios of this run; "
+                                         "allowed: kubeadm-baseline, swap-kubelet"):
+        tasks._check_rerun(("single-node-taint", "swap-kubelet"), True, held)

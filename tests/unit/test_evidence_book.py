@@ -486,6 +486,44 @@ def test_a_book_runs_through_the_matrix_runner_and_resume_writes_it_again_withou
     assert {p.name: p.read_bytes() for p in (out / "snippets").iterdir()} == snippets
 
 
+STAND_IN_STAMPED = textwrap.dedent("""
+    import os, pathlib, sys
+    name, record, code = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    runs = pathlib.Path(os.environ["KUBELAB_RUNS"]) / name
+    run = runs / f"20261203T00000{len(list(runs.glob('*'))) if runs.exists() else 0}Z"
+    run.mkdir(parents=True)
+    (run / "run.json").write_text(pathlib.Path(record).read_text())
+    (run / "report.md").write_text("report")
+    sys.exit(code)
+""")
+
+
+def test_a_resumed_book_runs_again_only_what_rerun_names_and_keeps_the_run_it_replaces(course, tmp_path):
+    """A check's pattern was too narrow: its claim did not hold. After the scenario file is mended,
+    `--resume --rerun` runs that scenario again; the first run stays on disk."""
+    plan = _plan(course)
+    script, failed, met = tmp_path / "stand_in.py", tmp_path / "failed.json", tmp_path / "met.json"
+    script.write_text(STAND_IN_STAMPED)
+    failed.write_text(json.dumps(_record(verify_met=False, value="0")))
+    met.write_text(json.dumps(_record()))
+    out = tmp_path / "book"
+
+    def command(record, code):
+        return lambda name, cell: [sys.executable, str(script), name, str(record), str(code)]
+
+    first = book.build(plan, book_plan.run(plan, out, 1, False, None, 4, 20000, _quiet(),
+                                           command=command(failed, 1)), out)
+    assert by_id(first)["T2"]["verdict"] == book.FAILS
+    kept = book.build(plan, book_plan.run(plan, out, 1, True, None, 4, 20000, _quiet(),
+                                          command=command(met, 0)), out)
+    assert by_id(kept)["T2"]["verdict"] == book.FAILS  # resumed alone: the finished run is kept
+    again = book.build(plan, book_plan.run(plan, out, 1, True, None, 4, 20000, _quiet(), command=command(met, 0),
+                                           rerun=frozenset({"br-netfilter-missing"})), out)
+    assert by_id(again)["T2"]["verdict"] == book.HOLDS
+    runs = sorted(p.parent.name for p in (out / "runs" / "1" / "cells").rglob("run.json"))
+    assert runs == ["20261203T000000Z", "20261203T000001Z"]  # the failed run is still there
+
+
 def _quiet():
     import io
 
