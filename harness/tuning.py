@@ -108,6 +108,11 @@ GO_ENV_UNITS = ("containerd", "kubelet")  # the host units given TCG_GO_ENV (sys
 # has no setting for a shim's environment.
 # cAdvisor's housekeeping every 30 s instead of 10.
 TCG_KUBELET_ARGS = {"housekeeping-interval": "30s"}
+# containerd 2.3 and later read every container's CPU through its shim once a second, whether or
+# not the kubelet asks (it does only with PodAndContainerStatsFromCRI): a ttrpc call and a cgroup
+# read per container per second, each shim woken for it (node/containerd_config.py). Under TCG,
+# as seldom as the kubelet's housekeeping above; containerd keeps at least two samples.
+TCG_CONTAINERD_STATS_PERIOD = "30s"
 
 
 def tcg_patches() -> dict[str, str]:
@@ -155,6 +160,7 @@ class Tuning:
     static_pod_patches: MappingProxyType = field(default_factory=_frozen)  # file name -> content
     go_env: MappingProxyType = field(default_factory=_frozen)  # containerd, the kubelet, the static pods
     kubelet_args: MappingProxyType = field(default_factory=_frozen)
+    containerd_stats_period: str = ""  # containerd's CRI stats collector (2.3 and later)
 
     @property
     def is_tcg(self) -> bool:
@@ -169,6 +175,12 @@ class Tuning:
         return tuple((unit, f"/etc/systemd/system/{unit}.service.d/20-kubelab-tcg.conf",
                       f"[Service]\nEnvironment={env}\n") for unit in GO_ENV_UNITS)
 
+    def _containerd_cri(self) -> dict:
+        if not self.containerd_stats_period:
+            return {}
+        return {"stats_collect_period": self.containerd_stats_period,
+                "applies_to": "containerd 2.3 and later (older ones have no stats collector)"}
+
     def cmdline(self, image_cmdline: str) -> str:
         return " ".join((image_cmdline, *self.kernel_args))
 
@@ -181,7 +193,7 @@ class Tuning:
                 "timeouts": dict(self.kubeadm_timeouts), "leader_election": dict(self.leader_election),
                 "etcd": dict(self.etcd_args), "encryption_algorithm": self.encryption_algorithm,
                 "static_pod_patches": dict(self.static_pod_patches), "go_runtime": dict(self.go_env),
-                "kubelet_args": dict(self.kubelet_args),
+                "kubelet_args": dict(self.kubelet_args), "containerd_cri": self._containerd_cri(),
                 "guests": {"kernel_args": list(self.kernel_args), "tb_cache_mib": self.tb_cache_kubernetes_mib,
                            "cpu_shares": dict(self.cpu_shares), "boot_in_turn": self.boot_in_turn}}
 
@@ -192,7 +204,8 @@ def _tcg(why: str) -> Tuning:
         tb_cache_kubernetes_mib=TB_CACHE_KUBERNETES_MIB, cpu_shares=_frozen(CPU_SHARES), boot_in_turn=True,
         kubeadm_timeouts=_frozen(TCG_TIMEOUTS), leader_election=_frozen(TCG_LEADER_ELECTION),
         etcd_args=_frozen(TCG_ETCD), encryption_algorithm=TCG_KEYS, static_pod_patches=_frozen(tcg_patches()),
-        go_env=_frozen(TCG_GO_ENV), kubelet_args=_frozen(TCG_KUBELET_ARGS))
+        go_env=_frozen(TCG_GO_ENV), kubelet_args=_frozen(TCG_KUBELET_ARGS),
+        containerd_stats_period=TCG_CONTAINERD_STATS_PERIOD)
 
 
 def decide(domain_type: str, measured: str = "", forced: bool = False) -> Tuning:

@@ -23,6 +23,10 @@ names and where kubespray reads them, as of kubespray master 46dbdd39 (v2.31.0-9
                                                   the whole `kubeadm join` (default 120s)
     kubeadm_ignore_preflight_errors               kubernetes/control-plane/tasks/kubeadm-setup.yml:
                                                   added to both tries of `kubeadm init`
+    containerd_extra_runtime_args                 container-engine/containerd/templates/config.toml.j2:
+                                                  keys of [plugins."io.containerd.cri.v1.runtime"]
+                                                  (stats_collect_period, for the containerd kubespray
+                                                  installs when it has the collector: 2.3.4 here)
 
 The first `kubeadm init` can lose its wait for the API server here: kubeadm gives creating the
 admin ClusterRoleBinding `timeouts.kubernetesAPICall` (1m; phases/kubeconfig/kubeconfig.go,
@@ -53,6 +57,7 @@ from __future__ import annotations
 import yaml
 
 from ..durations import parse_duration
+from ..node.containerd_config import has_stats_collector
 
 # kubespray only copies patches for these targets (kubeadm_common's pattern); its etcd runs on the host
 PATCH_TARGETS = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
@@ -62,9 +67,10 @@ PATCH_TARGETS = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
 API_PORT = 6443
 
 
-def variables(tuned, scenario_variables=None) -> dict:
+def variables(tuned, scenario_variables=None, containerd: str = "") -> dict:
     """kubespray's variables for the acceleration `tuned` decided; empty under KVM.
-    `scenario_variables`: the scenario's own (install.variables), for the API server's port."""
+    `scenario_variables`: the scenario's own (install.variables), for the API server's port;
+    `containerd`: the version kubespray installs ("" when unknown: its collector is left alone)."""
     if not tuned.is_tcg:
         return {}
     le, etcd = tuned.leader_election, tuned.etcd_args
@@ -92,4 +98,6 @@ def variables(tuned, scenario_variables=None) -> dict:
         # the API server's port (kubeadm names the check Port-<n>), the scheduler's and the controller-manager's
         "kubeadm_ignore_preflight_errors": [f"Port-{dict(scenario_variables or {}).get('kube_apiserver_port', API_PORT)}",
                                             "Port-10259", "Port-10257"],
+        **({"containerd_extra_runtime_args": {"stats_collect_period": tuned.containerd_stats_period}}
+           if containerd and has_stats_collector(containerd) else {}),
     }

@@ -13,6 +13,8 @@ written; everything else stays containerd's default, so this is also the
 
 from __future__ import annotations
 
+import re
+
 from ..serve.mirror import CONFIG_PATH
 
 CONFIG = "/etc/containerd/config.toml"
@@ -23,7 +25,24 @@ OPT_PATH = "/var/lib/containerd/opt"  # Debian's
 
 def major(containerd_version: str) -> int:
     """`1.6.20~ds1-1+deb12u3`, `2.1.9+ds1-3` or `v2.3.4` -> 1 or 2."""
-    return int(containerd_version.lstrip("v").split(":")[-1].split(".", 1)[0])
+    return release(containerd_version)[0]
+
+
+def release(containerd_version: str) -> tuple[int, int]:
+    """(major, minor) of a Debian or upstream version: `1:2.2.1-1` -> (2, 2), `v2.3.4` -> (2, 3)."""
+    parts = containerd_version.lstrip("v").split(":")[-1].split(".")
+    return int(parts[0]), int(re.match(r"\d*", parts[1] if len(parts) > 1 else "").group() or 0)
+
+
+# The CRI plugin's background stats collector: every container's and sandbox's CPU read through
+# its shim once a period, default 1 s, for UsageNanoCores ("cri: Add background stats collector",
+# containerd PR 12629; internal/cri/server/stats_collector.go defaultCollectionInterval in v2.3.4
+# and v2.4.2, absent in v2.0.5; set by `stats_collect_period` of io.containerd.cri.v1.runtime).
+STATS_COLLECTOR_SINCE = (2, 3)
+
+
+def has_stats_collector(containerd_version: str) -> bool:
+    return release(containerd_version) >= STATS_COLLECTOR_SINCE
 
 
 def _bool(value: bool) -> str:
@@ -31,9 +50,12 @@ def _bool(value: bool) -> str:
 
 
 def config_toml(containerd_version: str, sandbox_image: str | None = None,
-                systemd_cgroup: bool | None = None, cni_bin_dir: str = CNI_BIN_DIR) -> str:
+                systemd_cgroup: bool | None = None, cni_bin_dir: str = CNI_BIN_DIR,
+                stats_collect_period: str = "") -> str:
+    """`stats_collect_period` is written only for a containerd that has the collector."""
     if major(containerd_version) >= 2:
-        return _v3(sandbox_image, systemd_cgroup, cni_bin_dir)
+        period = stats_collect_period if has_stats_collector(containerd_version) else ""
+        return _v3(sandbox_image, systemd_cgroup, cni_bin_dir, period)
     return _v2(sandbox_image, systemd_cgroup, cni_bin_dir)
 
 
@@ -51,11 +73,13 @@ def _v2(sandbox_image, systemd_cgroup, cni_bin_dir) -> str:
     return "\n".join(out)
 
 
-def _v3(sandbox_image, systemd_cgroup, cni_bin_dir) -> str:
+def _v3(sandbox_image, systemd_cgroup, cni_bin_dir, stats_collect_period) -> str:
     images, runtime = "plugins.'io.containerd.cri.v1.images'", "plugins.'io.containerd.cri.v1.runtime'"
     out = ["version = 3", "", f"[{images}.registry]", f"  config_path = '{CONFIG_PATH}'"]
     if sandbox_image:
         out += [f"[{images}.pinned_images]", f"  sandbox = '{sandbox_image}'"]
+    if stats_collect_period:
+        out += [f"[{runtime}]", f"  stats_collect_period = '{stats_collect_period}'"]
     out += [f"[{runtime}.cni]", f"  bin_dirs = ['{cni_bin_dir}']", f"  conf_dir = '{CNI_CONF_DIR}'"]
     if systemd_cgroup is not None:
         out += [f"[{runtime}.containerd.runtimes.runc]", "  runtime_type = 'io.containerd.runc.v2'",

@@ -121,10 +121,13 @@ def steps(install: InstallDef, ctx: InstallContext, make_step, fault_steps, init
     out = []
     for m in ctx.roles:
         version = ctx.facts.get(m, {}).get("containerd", "1")
-        toml = containerd_config.config_toml(version, sandbox_image=ctx.pause_image, systemd_cgroup=True)
+        period = ctx.tuning.containerd_stats_period if containerd_config.has_stats_collector(version) else ""
+        toml = containerd_config.config_toml(version, sandbox_image=ctx.pause_image, systemd_cgroup=True,
+                                             stats_collect_period=period)
         out.append(make_step(m, "write", "containerd config", write_command(containerd_config.CONFIG), content=toml,
                              note=f"containerd {containerd_config.major(version)}.x config: SystemdCgroup = true, "
-                                  f"sandbox {ctx.pause_image}"))
+                                  f"sandbox {ctx.pause_image}"
+                                  + (f"; CPU stats every {period} (TCG)" if period else "")))
         for unit, path, content in ctx.tuning.unit_dropins():
             out.append(make_step(m, "write", f"{unit} Go runtime settings", write_command(path), content=content))
         out.append(make_step(m, "run", "restart containerd", "systemctl daemon-reload && ""systemctl restart containerd && systemctl is-active containerd"))

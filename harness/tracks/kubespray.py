@@ -138,11 +138,7 @@ class KubesprayTrack(Track):
     def runtime_containerd(self, install: InstallDef) -> str:
         if not install.kubespray:
             return ""
-        from ..kubespray.template import Undefined
-
-        _, defaults = _checkout(install)
-        version = defaults.scope({"kube_version": install.kubernetes, **settings(install)}).get("containerd_version")
-        return "" if version is None or isinstance(version, Undefined) else str(version)
+        return _containerd_version(install, _checkout(install)[1])
 
     def estimate_min(self, machines: int) -> int:
         # measured end to end here: kubespray-layer-check, one control plane and one worker, in 59.8,
@@ -207,7 +203,7 @@ class KubesprayTrack(Track):
         install = scenario.install
         from ..kubespray import tcg
 
-        for_acceleration = tcg.variables(tuned, install.variables)
+        for_acceleration = tcg.variables(tuned, install.variables, self.runtime_containerd(install))
         out = {"track": self.name, "kubernetes": install.kubernetes,
                "schedulable_control_plane": install.schedulable_control_plane,
                "tuning": tuned.profile, "tuning_reason": tuned.why,
@@ -331,6 +327,14 @@ def _play(ctx: KubesprayContext, make_step, may_fail: bool = False) -> list:
                       note="the admin kubeconfig kubespray's kubeadm wrote", may_fail=may_fail)]
 
 
+def _containerd_version(install: InstallDef, defaults) -> str:
+    """The containerd kubespray installs: the checkout's containerd_version, or the scenario's."""
+    from ..kubespray.template import Undefined
+
+    version = defaults.scope({"kube_version": install.kubernetes, **settings(install)}).get("containerd_version")
+    return "" if version is None or isinstance(version, Undefined) else str(version)
+
+
 def _checkout(install: InstallDef):
     from ..kubespray import checkout
     from ..kubespray.downloads import Defaults
@@ -376,7 +380,8 @@ def _context(install: InstallDef, machines, host_key, client_key: Path, tuned, w
         header = f"kubelab, for kubespray {found.version} ({found.path})"
         variables = offline.extra_vars(defaults, install.kubernetes, f"http://{SERVER_HOST}:{serve_files.PORT}",
                                        f"{SERVER_HOST}:{REGISTRY_PORT}",
-                                       {**tcg.variables(tuned, install.variables), **lab_variables(gateway), **settings(install)})
+                                       {**tcg.variables(tuned, install.variables, _containerd_version(install, defaults)),
+                                        **lab_variables(gateway), **settings(install)})
         if install.kubernetes_version_in_config:
             files[paths["vars.yml"]] = offline.dump(variables, header)
         else:  # kubespray's default: the newest of its tables (roles/kubespray_defaults/defaults/main/main.yml)

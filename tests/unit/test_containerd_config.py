@@ -65,3 +65,23 @@ def test_the_same_hosts_toml_serves_1x_and_2x():
     two = cc.config_toml("2.1.9")
     assert 'config_path = "/etc/containerd/certs.d"' in one
     assert "config_path = '/etc/containerd/certs.d'" in two
+
+
+@pytest.mark.parametrize("version,release", [("1.6.20~ds1-1+deb12u3", (1, 6)), ("2.1.9+ds1-3", (2, 1)),
+                                             ("1:2.2.1-1", (2, 2)), ("v2.3.4", (2, 3)), ("2.4.0~rc.1", (2, 4))])
+def test_major_and_minor_from_debian_and_upstream_versions(version, release):
+    assert cc.release(version) == release
+    assert cc.has_stats_collector(version) is (release >= (2, 3))
+
+
+def test_the_stats_period_lands_in_the_runtime_plugin_only_where_containerd_has_the_collector():
+    # read with the built containerd v2.4.2: `containerd --config F config dump` shows this file's
+    # value under io.containerd.cri.v1.runtime and keeps the images plugin's integer period (10)
+    doc = tomllib.loads(cc.config_toml("v2.4.2", systemd_cgroup=True, stats_collect_period="30s"))
+    runtime = doc["plugins"]["io.containerd.cri.v1.runtime"]
+    assert runtime["stats_collect_period"] == "30s"
+    assert runtime["containerd"]["runtimes"]["runc"]["options"] == {"SystemdCgroup": True}
+    assert "stats_collect_period" not in doc["plugins"]["io.containerd.cri.v1.images"]
+    for older in ("2.1.9+ds1-3", "1:2.2.1-1", "1.7.24~ds1-6"):
+        assert "stats_collect_period" not in cc.config_toml(older, stats_collect_period="30s")
+    assert "stats_collect_period" not in cc.config_toml("v2.4.2")

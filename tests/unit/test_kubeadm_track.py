@@ -3,6 +3,7 @@ prints; captured values reach the join; the kubeadm config it writes is valid v1
 
 import json
 import time
+import tomllib
 from dataclasses import replace
 
 import pytest
@@ -338,6 +339,7 @@ def test_tcg_runtime_settings_reach_every_go_component(tmp_path):
                          "kube-controller-manager": None, "kube-scheduler": {"periodSeconds": 10}}
     recorded = json.loads((result.directory / "run.json").read_text())["install"]
     assert recorded["go_runtime"] == TCG_GO_ENV and recorded["kubelet_args"] == {"housekeeping-interval": "30s"}
+    assert recorded["containerd_cri"]["stats_collect_period"] == "30s"
 
 
 def planned(name, containerd, kubernetes=""):
@@ -543,3 +545,16 @@ def test_a_bug_in_a_cluster_probe_is_an_internal_error_not_an_api_that_is_down(t
     record = json.loads((result.directory / "run.json").read_text())
     assert not any(o["kind"] in ("expect", "verify") and o["met"] is False for o in record["observations"])
     assert clock.now - 1000.0 < 60  # it stopped at the first poll, not after the check's timeout
+
+
+@pytest.mark.parametrize(("containerd", "period"), [("2.1.9~ds1-1", None), ("v2.3.4", "30s"), ("v2.4.2", "30s")])
+def test_under_tcg_a_containerd_with_the_stats_collector_reads_cpu_as_seldom_as_the_kubelet(containerd, period):
+    """containerd 2.3 and later read every container's CPU through its shim each second; under TCG
+    the track's config says 30 s, the kubelet's housekeeping; an older containerd gets no such key."""
+    steps, _ = planned("kubeadm-baseline", containerd)
+    configs = [s for s in steps if s.name == "containerd config"]
+    assert configs and {s.machine for s in configs} == {"cp1", "w1"}
+    for step in configs:
+        runtime = tomllib.loads(step.content)["plugins"]["io.containerd.cri.v1.runtime"]
+        assert runtime.get("stats_collect_period") == period
+        assert ("CPU stats every 30s (TCG)" in step.note) is (period is not None)

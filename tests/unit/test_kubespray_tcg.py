@@ -56,3 +56,14 @@ def test_the_ignored_port_is_the_api_servers_own_when_the_scenario_moves_it():
     moved = tcg.variables(decide("qemu"), {"kube_apiserver_port": 7443})["kubeadm_ignore_preflight_errors"]
     assert moved == ["Port-7443", "Port-10259", "Port-10257"]
     assert tcg.variables(decide("qemu"), {})["kubeadm_ignore_preflight_errors"][0] == "Port-6443"
+
+
+def test_the_containerd_kubespray_installs_reads_cpu_stats_as_seldom_as_the_kubelet_under_tcg():
+    # kubespray's config.toml.j2 writes each containerd_extra_runtime_args key into
+    # [plugins."io.containerd.cri.v1.runtime"]; its pinned containerd (2.3.4 at master 46dbdd39) has the collector
+    got = tcg.variables(decide("qemu"), {}, "2.3.4")
+    assert got["containerd_extra_runtime_args"] == {"stats_collect_period": tuning.TCG_CONTAINERD_STATS_PERIOD}
+    assert tuning.TCG_CONTAINERD_STATS_PERIOD == tuning.TCG_KUBELET_ARGS["housekeeping-interval"]
+    for unknown_or_older in ("", "2.2.1"):
+        assert "containerd_extra_runtime_args" not in tcg.variables(decide("qemu"), {}, unknown_or_older)
+    assert tcg.variables(decide("kvm", "kvm"), {}, "2.3.4") == {}

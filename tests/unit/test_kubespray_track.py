@@ -218,7 +218,10 @@ def test_the_vars_file_carries_the_tcg_allowances_only_under_tcg(tree, tmp_path)
     under_tcg, tcg_timeout = vars_file(decide("qemu"))
     under_kvm, kvm_timeout = vars_file(decide("kvm", "kvm"))
     assert under_tcg["etcd_election_timeout"] == "5000" and "etcd_election_timeout" not in under_kvm
-    assert set(under_tcg) - set(under_kvm) == set(tcg_variables(decide("qemu")))
+    containerd = TRACK.runtime_containerd(scenario.install)  # the checkout's containerd_version
+    assert set(under_tcg) - set(under_kvm) == set(tcg_variables(decide("qemu"), {}, containerd))
+    assert under_tcg["containerd_extra_runtime_args"] == {"stats_collect_period": "30s"}, containerd
+    assert "containerd_extra_runtime_args" not in under_kvm
     assert (tcg_timeout, kvm_timeout) == (5400.0, 2700.0)
     assert TRACK.record(scenario, decide("kvm", "kvm"))["kubespray_variables_for_the_acceleration"] == {}
 

@@ -202,9 +202,10 @@ def test_a_kvm_run_sends_what_dry_run_prints_and_records_upstreams_defaults(tmp_
     assert install["tuning"] == "kvm"
     assert install["tuning_reason"] == "guests run under KVM (measured): upstream's defaults"
     assert {k: install[k] for k in ("timeouts", "leader_election", "etcd", "encryption_algorithm",
-                                    "static_pod_patches", "go_runtime", "kubelet_args")} == {
+                                    "static_pod_patches", "go_runtime", "kubelet_args",
+                                    "containerd_cri")} == {
         "timeouts": {}, "leader_election": {}, "etcd": {}, "encryption_algorithm": "", "static_pod_patches": {},
-        "go_runtime": {}, "kubelet_args": {}}
+        "go_runtime": {}, "kubelet_args": {}, "containerd_cri": {}}
     assert install["guests"] == {"kernel_args": [], "tb_cache_mib": 0, "cpu_shares": {}, "boot_in_turn": False}
     assert "KVM: measured: a test kernel booted under KVM in 1.1s" in (result.directory / "report.md").read_text()
 
