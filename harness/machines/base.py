@@ -62,6 +62,11 @@ class MachineBackend(abc.ABC):
     def restore(self, lab: "Lab", machine: str, tag: str, timeout: float) -> None:
         """Return the machine to snapshot `tag` and wait until SSH answers."""
 
+    def pause(self, lab: "Lab", machine: str) -> bool:
+        """Stop the machine's vCPUs where it stands (memory kept) until a `restore`; False where
+        the backend cannot, and the machine runs on."""
+        return False
+
     def power_cycle(self, lab: "Lab", machine: str, kernel_args: str, timeout: float) -> str:
         """Power the machine off and boot it, once with `kernel_args` added to its kernel
         command line (as typed at a boot prompt: the way back into a machine the network

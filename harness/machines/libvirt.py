@@ -500,6 +500,16 @@ class LibvirtBackend(MachineBackend):
             raise BackendError(f"restore of `{machine}` to `{tag}` failed: {exc.get_error_message()}") from None
         self.wait_ssh(lab, machine, timeout)
 
+    def pause(self, lab, machine: str) -> bool:
+        # revertToSnapshot with REVERT_RUNNING (restore above) takes a paused domain as it takes a running one
+        dom = self._domain(lab, machine)
+        try:
+            if dom.isActive() and dom.info()[0] != libvirt.VIR_DOMAIN_PAUSED:
+                dom.suspend()
+        except libvirt.libvirtError as exc:
+            raise BackendError(f"pause of `{machine}` failed: {exc.get_error_message()}") from None
+        return True
+
     # -- power -------------------------------------------------------------
     def power_cycle(self, lab, machine: str, kernel_args: str, timeout: float = BOOT_TIMEOUT) -> str:
         dom = self._domain(lab, machine)

@@ -126,3 +126,34 @@ def test_a_pooled_lab_records_the_shape_its_scenarios_ask_for(home, name):
     want = shape(spec)
     assert state_shape(Lab.load("pool-1").state) == want[:5] + want[6:]
     assert state_shape(lab.state)[-1] == spec.recipe
+
+
+class PausingBackend:
+    def __init__(self, fails=None):
+        self.paused, self.fails = [], fails
+
+    def pause(self, lab, machine):
+        if self.fails:
+            raise self.fails
+        self.paused.append(machine)
+        return True
+
+
+def test_a_pooled_lab_is_paused_between_its_runs_and_a_failed_pause_costs_no_verdict(home):
+    """A pool left running kept its last cluster busy beside the next scenario of the cell."""
+    import io
+
+    from harness.errors import BackendError
+    from harness.progress import Progress
+    from harness.scenario.labs import PooledHandle
+
+    lab = Lab.create(spec("pool-1"), {"id": "img"})
+    backend, out = PausingBackend(), io.StringIO()
+    PooledHandle(lab, backend).down(Progress(out))
+    assert backend.paused == ["node1", "node2"]
+    assert "lab `pool-1` kept for the next scenario of its pool (snapshot kubelab-fanout-base); " \
+           "its machines paused until then" in out.getvalue()
+    out = io.StringIO()
+    PooledHandle(lab, PausingBackend(BackendError("pause of `node1` failed: no"))).down(Progress(out))
+    assert "lab `pool-1`: pause of `node1` failed: no; its machines run on" in out.getvalue()
+    assert "paused until then" not in out.getvalue()

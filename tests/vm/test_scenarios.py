@@ -74,6 +74,9 @@ def test_host_scenarios_shared_one_pooled_lab_and_left_nothing(host_matrix):
     logs = {n: (out / r["log"]).read_text() for n, r in cell["scenarios"].items()}
     fresh = [n for n in HOST_SCENARIOS if "restore kubelab-fanout-base: done" not in logs[n]]
     assert len(fresh) == 1, fresh  # the first run found the lab as its snapshot left it; the others restored it
+    # between runs the pool's machines are paused, and the next run's restore takes them from there
+    assert all("its machines paused until then" in logs[n] for n in HOST_SCENARIOS), \
+        {n: logs[n][-500:] for n in HOST_SCENARIOS}
     assert objects_of(lab) == [] and not Lab.path_for(lab).exists()
 
 
