@@ -78,12 +78,23 @@ def _shown(o: dict) -> str:
     return json.dumps(value, sort_keys=True)
 
 
+WHY_TAIL = 3  # lines of a long value a verdict's why quotes: where a log or an output ends
+
+
+def _brief(text: str) -> str:
+    """A value for a verdict's why: a long one by its last lines (the whole of it is in the claim's lines)."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    if len(lines) <= WHY_TAIL:
+        return repr(text)
+    return f"{' / '.join(lines[-WHY_TAIL:])!r} (the last {WHY_TAIL} of {len(lines)} lines)"
+
+
 def _judge(observations: list[dict]) -> tuple[str, str]:
     decisive = [o for o in observations if o.get("met") is not None]
     failed = [o for o in decisive if o["met"] is False]
     if failed:
         return FAILS, "; ".join(f"{o['kind']} {o['check']} on {o['machine']}: expected {o.get('expected')}, "
-                                f"found {stable(_shown(o))!r}" for o in failed)
+                                f"found {_brief(stable(_shown(o)))}" for o in failed)
     met = [o for o in decisive if o["met"] is True]
     if met:
         checks = list(dict.fromkeys(o["check"] for o in met))

@@ -294,6 +294,20 @@ def test_a_book_plans_one_cell_per_version_pair_its_proofs_ask_for(course):
 
 
 # -- verdicts and lines ------------------------------------------------------------------------
+def test_a_long_value_in_a_why_is_quoted_by_its_last_lines_and_whole_in_the_claims_lines(course, tmp_path):
+    """The kubeadm book's K2: a 60-line kubeadm init log as the value a pattern did not match."""
+    log = "\n".join(f"[certs] line {i}" for i in range(57)) + \
+        "\n[kubelet-start] Starting the kubelet\nerror: error execution phase wait-control-plane: ...\n" \
+        "To see the stack trace of this error execute with --v=5 or higher\n"
+    record = by_id(build(tmp_path / "long", _plan(course), [_record(verify_met=False, value=log)]))
+    assert record["T2"]["why"].endswith(
+        "found '[kubelet-start] Starting the kubelet / error: error execution phase wait-control-plane: ... / "
+        "To see the stack trace of this error execute with --v=5 or higher' (the last 3 of 60 lines)")
+    assert "[certs] line 0" not in record["T2"]["why"]
+    text = json.dumps(record["T2"]["cells"])
+    assert "[certs] line 0" in text  # the whole value stays with the claim's lines
+
+
 def test_verdicts_lines_and_why_come_from_the_proving_checks(course, tmp_path):
     plan = _plan(course)
     record = by_id(build(tmp_path / "failing", plan, [_record(verify_met=False, value="0")]))
