@@ -229,6 +229,8 @@ def _run_scenario(state, cell, name, scenarios, opts, progress, deadline, entry,
     folder = opts.out / "cells" / cell.id
     folder.mkdir(parents=True, exist_ok=True)
     log = folder / f"{name}.log"
+    if result.get("run_dir") and log.exists():  # a rerun: the replaced run's console stays beside its folder
+        log.rename(folder / f"{name}.{Path(result['run_dir']).parent.name}.log")
     log_rel = str(log.relative_to(opts.out))
     started = time.time()
     attempts, code, pooled, note = 0, None, None, ""

@@ -536,6 +536,9 @@ def test_a_resumed_book_runs_again_only_what_rerun_names_and_keeps_the_run_it_re
     assert by_id(again)["T2"]["verdict"] == book.HOLDS
     runs = sorted(p.parent.name for p in (out / "runs" / "1" / "cells").rglob("run.json"))
     assert runs == ["20261203T000000Z", "20261203T000001Z"]  # the failed run is still there
+    cell = out / "runs" / "1" / "cells" / "host_bookworm"
+    assert sorted(p.name for p in cell.glob("*.log")) == ["br-netfilter-missing.20261203T000000Z.log",
+                                                          "br-netfilter-missing.log"]  # and its console
 
 
 def _quiet():
