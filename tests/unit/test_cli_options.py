@@ -93,13 +93,17 @@ def test_checked_refuses_a_task_with_an_option_nobody_checks():
             pass
 
 
-def edge():
+def _tasks():
     sys.path.insert(0, str(project_root()))
     try:
         import tasks
     finally:
         sys.path.remove(str(project_root()))
-    return tasks.harness_errors
+    return tasks
+
+
+def edge():
+    return _tasks().harness_errors
 
 
 @pytest.mark.parametrize("raised", [
@@ -134,9 +138,7 @@ def test_the_edge_passes_a_tasks_own_exit_through():
 
 
 def test_rerun_is_refused_outside_a_resumed_run_and_for_a_scenario_the_run_does_not_hold():
-    sys.path.insert(0, str(project_root()))
-    import tasks
-
+    tasks = _tasks()
     held = {"swap-kubelet": object(), "kubeadm-baseline": object()}
     tasks._check_rerun(None, False, held)  # not given: nothing to check
     tasks._check_rerun(("swap-kubelet",), True, held)

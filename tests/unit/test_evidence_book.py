@@ -468,7 +468,8 @@ def test_a_previous_book_that_is_not_one_is_refused(tmp_path):
 STAND_IN = textwrap.dedent("""
     import os, pathlib, sys
     name, record, code = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    run = pathlib.Path(os.environ["KUBELAB_RUNS"]) / name / "20261203T000000Z"
+    runs = pathlib.Path(os.environ["KUBELAB_RUNS"]) / name
+    run = runs / f"20261203T00000{len(list(runs.glob('*'))) if runs.exists() else 0}Z"
     run.mkdir(parents=True)
     (run / "run.json").write_text(pathlib.Path(record).read_text())
     (run / "report.md").write_text("report")
@@ -500,24 +501,12 @@ def test_a_book_runs_through_the_matrix_runner_and_resume_writes_it_again_withou
     assert {p.name: p.read_bytes() for p in (out / "snippets").iterdir()} == snippets
 
 
-STAND_IN_STAMPED = textwrap.dedent("""
-    import os, pathlib, sys
-    name, record, code = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    runs = pathlib.Path(os.environ["KUBELAB_RUNS"]) / name
-    run = runs / f"20261203T00000{len(list(runs.glob('*'))) if runs.exists() else 0}Z"
-    run.mkdir(parents=True)
-    (run / "run.json").write_text(pathlib.Path(record).read_text())
-    (run / "report.md").write_text("report")
-    sys.exit(code)
-""")
-
-
 def test_a_resumed_book_runs_again_only_what_rerun_names_and_keeps_the_run_it_replaces(course, tmp_path):
     """A check's pattern was too narrow: its claim did not hold. After the scenario file is mended,
     `--resume --rerun` runs that scenario again; the first run stays on disk."""
     plan = _plan(course)
     script, failed, met = tmp_path / "stand_in.py", tmp_path / "failed.json", tmp_path / "met.json"
-    script.write_text(STAND_IN_STAMPED)
+    script.write_text(STAND_IN)
     failed.write_text(json.dumps(_record(verify_met=False, value="0")))
     met.write_text(json.dumps(_record()))
     out = tmp_path / "book"
