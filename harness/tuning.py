@@ -112,6 +112,9 @@ TCG_KUBELET_ARGS = {"housekeeping-interval": "30s"}
 # not the kubelet asks (it does only with PodAndContainerStatsFromCRI): a ttrpc call and a cgroup
 # read per container per second, each shim woken for it (node/containerd_config.py). Under TCG,
 # as seldom as the kubelet's housekeeping above; containerd keeps at least two samples.
+# Measured on an idle 1+1 kubeadm cluster's control plane (containerd 2.4.2, 10 shims), a
+# minute each: 30 s, containerd 3.1-3.4 s of CPU and the shims 1.8-2.2 s together; 1 s,
+# 6.9 s and 13.1 s, one shim woken 94 times a second instead of 14-18.
 TCG_CONTAINERD_STATS_PERIOD = "30s"
 
 
