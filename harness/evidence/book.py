@@ -111,7 +111,8 @@ def run_entry(repeat: int, folder: Path, out: Path, entry: dict, scenario_name: 
     status = entry.get("status", matrix_report.NOT_RUN)
     run_dir, record = _read_record(folder, entry)
     result = {"repeat": repeat, "status": status, "lines": [], "gated": [], "versions": {}, "facts": {},
-              "conditions": {}, "report": "", "run_id": "", "started_at": None, "seconds": entry.get("seconds")}
+              "conditions": {}, "report": "", "run_id": "", "started_at": None, "seconds": entry.get("seconds"),
+              "side_by_side": entry.get("cells_side_by_side")}  # None: a matrix that did not record it
     if run_dir is not None and record is not None:
         result["report"] = str(_relative(run_dir / "report.md", out))
         result["run_id"] = f"{run_dir.parent.name}/{run_dir.name}"
@@ -239,6 +240,8 @@ def fact_entry(ref, timing: bool, cells: list[dict], guests: str = "") -> dict:
                          measured=len(numbers))
         conditions = [r["conditions"] for r in scen["runs"] if r["conditions"]]
         entry["conditions"] = list({json.dumps(c, sort_keys=True): c for c in conditions}.values())
+        beside = [r["side_by_side"] for r in scen["runs"] if r.get("side_by_side")]
+        entry["side_by_side"] = max(beside) if len(beside) == len(scen["runs"]) else None
         out["cells"].append(entry)
     return out
 

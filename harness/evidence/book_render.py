@@ -113,8 +113,11 @@ def _conditions(fact: dict, cell: dict, concurrent: int) -> str:
         parts.append(f"{c['acceleration']}; host {c['host_cores']} cores; guests {fact['guests']}"
                      + (f"; Kubernetes {c['kubernetes']}" if c.get("kubernetes") else "")
                      + (f"; containerd {c['containerd']}" if c.get("containerd") else ""))
-    if concurrent > 1:
+    beside = cell.get("side_by_side")
+    if beside is None and concurrent > 1:  # the run did not record its own: the matrix's peak
         parts.append(f"up to {concurrent} matrix cells ran side by side (contention lengthens timings)")
+    elif beside and beside > 1:
+        parts.append(f"up to {beside} matrix cells ran side by side while it ran (contention lengthens timings)")
     return "; ".join(parts) or "conditions not recorded"
 
 

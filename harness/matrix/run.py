@@ -64,6 +64,14 @@ class _State:
     stop_reason: str = ""
     children: set = field(default_factory=set)
     pools: set = field(default_factory=set)  # pooled labs alive now (removed by their cell, or at the end)
+    cells_now: int = 0  # cells running now
+    side_by_side: dict = field(default_factory=dict)  # (cell, scenario) running -> most cells running meanwhile
+
+    def cells_changed(self, running: int) -> None:
+        with self.lock:
+            self.cells_now = running
+            for key, most in self.side_by_side.items():
+                self.side_by_side[key] = max(most, running)
 
 
 def plan_lines(cells, scenarios: dict, opts: Options) -> list[str]:
@@ -237,6 +245,7 @@ def _run_scenario(state, cell, name, scenarios, opts, progress, deadline, entry,
     scenario = in_cell(scenarios[name], cell)
     progress.note(f"{cell.id} {name}: started (log {log})")
     with state.lock:
+        state.side_by_side[(cell.id, name)] = max(state.cells_now, 1)
         result.clear()
         result.update(status=report.RUNNING, log=log_rel)
         report.save(state.matrix, opts.out)
@@ -262,8 +271,10 @@ def _run_scenario(state, cell, name, scenarios, opts, progress, deadline, entry,
             _drop_pool(state, pools, pooled, progress)
             pooled = None
     status = {0: report.MET, 1: report.FAIL}.get(code, report.INFRA)
+    with state.lock:  # what its timings were measured beside
+        beside = state.side_by_side.pop((cell.id, name), 1)
     update = {"status": status, "exit_code": code, "attempts": attempts, "seconds": round(time.time() - started, 1),
-              "log": log_rel, "pooled_lab": pooled or ""}
+              "log": log_rel, "pooled_lab": pooled or "", "cells_side_by_side": beside}
     if code is None:
         update["reason"] = f"stopped: {state.stop_reason}"
     elif note:
@@ -312,6 +323,7 @@ def run(cells, scenarios: dict, opts: Options, axes: dict, progress: Progress | 
                 for cid, (thread, _) in list(running.items()):
                     if not thread.is_alive():
                         del running[cid]
+                        state.cells_changed(len(running))
                 progress.update(f"running {', '.join(running) or 'none'}; {len(pending)} cell(s) waiting")
                 while pending and not state.stop.is_set():
                     need = schedule.cell_need(pending[0], scenarios)
@@ -321,6 +333,7 @@ def run(cells, scenarios: dict, opts: Options, axes: dict, progress: Progress | 
                     thread = threading.Thread(target=_run_cell, args=(state, cell, scenarios, opts, progress, deadline),
                                               name=f"cell-{cell.id}", daemon=True)
                     running[cell.id] = (thread, need)
+                    state.cells_changed(len(running))
                     thread.start()
                     peak = max(peak, len(running))
                 if state.stop.is_set() and pending:

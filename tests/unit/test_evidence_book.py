@@ -105,8 +105,10 @@ def _record(verify_met=True, value="1", fix_s=2.5, started=1796072400.0, restart
     return run
 
 
-def make_runs(folder: Path, plan, records: list[dict], stamp="20261203T000000Z", seconds=71.5) -> list[Path]:
-    """OUT/runs/<n>/ as the matrix runner leaves it: matrix.json, and the run folder of each repeat."""
+def make_runs(folder: Path, plan, records: list[dict], stamp="20261203T000000Z", seconds=71.5,
+              beside=None) -> list[Path]:
+    """OUT/runs/<n>/ as the matrix runner leaves it: matrix.json, and the run folder of each repeat;
+    `beside`: the cells each run recorded running meanwhile (None: a matrix that did not record it)."""
     folders = []
     for n, record in enumerate(records, 1):
         repeat = folder / "runs" / str(n)
@@ -120,6 +122,8 @@ def make_runs(folder: Path, plan, records: list[dict], stamp="20261203T000000Z",
                 status = report.MET if record["verdict"]["exit_code"] == 0 else report.FAIL
                 entry["scenarios"][name] = {"status": status, "seconds": seconds, "facts": record["facts"],
                                             "run_dir": str((run_dir / "report.md").relative_to(repeat))}
+                if beside is not None:
+                    entry["scenarios"][name]["cells_side_by_side"] = beside
             matrix["cells"].append(entry)
         report.save(matrix, repeat)
         folders.append(repeat)
@@ -382,6 +386,18 @@ def test_a_claim_across_versions_gets_a_pivot(course, tmp_path):
     md = book_render.markdown(book_render.index_blocks({**record, "built_at": 1.0, "wall_s": 1.0}))
     assert "| Kubernetes | containerd 1.6 (bookworm) | containerd 2.1 (sid) |" in md
     assert "| host | holds | holds |" in md
+
+
+@pytest.mark.parametrize("beside, says", [
+    (1, None),  # ran alone, in a matrix that peaked at 3 cells
+    (2, "up to 2 matrix cells ran side by side while it ran"),
+    (None, "up to 3 matrix cells ran side by side (contention"),  # an older matrix: only its peak is known
+], ids=["alone", "beside-one", "not-recorded"])
+def test_a_timing_names_the_cells_that_ran_beside_its_own_run(course, tmp_path, beside, says):
+    record = by_id(build(tmp_path, _plan(course), [_record()], beside=beside))
+    text = book_render.timings_snippet(record["T2"], {"concurrent_cells": 3})
+    assert "host 2 cores" in text
+    assert (says in text) if says else "side by side" not in text
 
 
 # -- repeats and compare -----------------------------------------------------------------------

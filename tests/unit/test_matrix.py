@@ -270,6 +270,9 @@ FAKE = textwrap.dedent("""
     if codes == "sleep":
         time.sleep(60)
         sys.exit(0)
+    if codes == "nap":
+        time.sleep(3)
+        codes = [0]
     code = codes[min(n, len(codes)) - 1]
     run = root / name / f"2026-{n}"
     run.mkdir(parents=True)
@@ -280,11 +283,12 @@ FAKE = textwrap.dedent("""
 """)
 
 
-def run_with_fake(tmp_path, plan, **kw):
+def run_with_fake(tmp_path, plan, suites=("sid",), **kw):
     script = tmp_path / "fake_scenario.py"
+    tmp_path.mkdir(parents=True, exist_ok=True)
     script.write_text(FAKE)
     names = tuple(plan)
-    cells = [Cell(HOST, "sid", names)]
+    cells = [Cell(HOST, suite, names) for suite in suites]
     scenarios = {n: load(find("containerd-dropin-merge")) for n in names}
     opts = run.Options(out=tmp_path / "m", memory_budget_mib=20000, max_vcpus=4,
                        command=lambda name, cell: [sys.executable, str(script), name, json.dumps(plan)], **kw)
@@ -301,6 +305,15 @@ def test_runner_statuses_retry_infra_once_and_read_facts(tmp_path):
     assert (tmp_path / "m" / results["ok"]["log"]).read_text().startswith("$ ")
     assert report.load(tmp_path / "m" / "matrix.json")["cells"][0]["scenarios"]["broken"]["status"] == "INFRA"
     assert (tmp_path / "m" / "matrix.md").exists() and (tmp_path / "m" / "matrix.html").exists()
+
+
+def test_each_run_records_how_many_cells_ran_meanwhile(tmp_path):
+    alone = run_with_fake(tmp_path / "alone", {"nap": "nap"})
+    assert alone["cells"][0]["scenarios"]["nap"]["cells_side_by_side"] == 1
+    # two cells admitted together: each nap overlaps the other's
+    both = run_with_fake(tmp_path / "both", {"nap": "nap"}, suites=("sid", "trixie"))
+    assert [c["scenarios"]["nap"]["cells_side_by_side"] for c in both["cells"]] == [2, 2]
+    assert both["concurrent_cells"] == 2
 
 
 def test_resume_keeps_complete_runs_and_reruns_the_rest(tmp_path):
