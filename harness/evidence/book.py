@@ -240,7 +240,7 @@ def fact_entry(ref, timing: bool, cells: list[dict], guests: str = "") -> dict:
                          measured=len(numbers))
         conditions = [r["conditions"] for r in scen["runs"] if r["conditions"]]
         entry["conditions"] = list({json.dumps(c, sort_keys=True): c for c in conditions}.values())
-        beside = [r["side_by_side"] for r in scen["runs"] if r.get("side_by_side")]
+        beside = [r["side_by_side"] for r in scen["runs"] if r["side_by_side"]]
         entry["side_by_side"] = max(beside) if len(beside) == len(scen["runs"]) else None
         out["cells"].append(entry)
     return out

@@ -65,11 +65,13 @@ class _State:
     children: set = field(default_factory=set)
     pools: set = field(default_factory=set)  # pooled labs alive now (removed by their cell, or at the end)
     cells_now: int = 0  # cells running now
+    peak: int = 1  # most cells running at once (matrix.json's concurrent_cells)
     side_by_side: dict = field(default_factory=dict)  # (cell, scenario) running -> most cells running meanwhile
 
     def cells_changed(self, running: int) -> None:
         with self.lock:
             self.cells_now = running
+            self.peak = max(self.peak, running)
             for key, most in self.side_by_side.items():
                 self.side_by_side[key] = max(most, running)
 
@@ -313,7 +315,6 @@ def run(cells, scenarios: dict, opts: Options, axes: dict, progress: Progress | 
     deadline = time.time() + opts.deadline_min * 60 if opts.deadline_min else None
     pending = [c for c in cells if c.supported or opts.run_unsupported]
     running: dict[str, tuple[threading.Thread, schedule.Need]] = {}
-    peak = 1
     started = time.time()
     watch = progress.activity(f"matrix: {sum(len(c.scenarios) for c in pending)} scenario run(s) in "
                               f"{len(pending)} cell(s)")
@@ -335,7 +336,6 @@ def run(cells, scenarios: dict, opts: Options, axes: dict, progress: Progress | 
                     running[cell.id] = (thread, need)
                     state.cells_changed(len(running))
                     thread.start()
-                    peak = max(peak, len(running))
                 if state.stop.is_set() and pending:
                     for cell in pending:
                         entry = next(c for c in matrix["cells"] if c["id"] == cell.id)
@@ -355,7 +355,7 @@ def run(cells, scenarios: dict, opts: Options, axes: dict, progress: Progress | 
             for lab_name in list(state.pools):  # a cell thread that did not finish its teardown in time
                 _down_quietly(lab_name, progress)
             with state.lock:
-                matrix["concurrent_cells"] = peak
+                matrix["concurrent_cells"] = state.peak
                 matrix["wall_s"] = round(time.time() - started, 1)  # this invocation's (a resume counts its own)
                 matrix["finished_at"] = time.time()
                 report.save(matrix, opts.out)
