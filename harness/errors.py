@@ -27,6 +27,10 @@ class ArtifactError(HarnessError):
     """A kit artifact (Go build, OCI image, registry content) could not be made or read."""
 
 
+class KitNotBuilt(ArtifactError):
+    """No kit record for a Kubernetes version: nothing was built for it yet (the message names the build)."""
+
+
 class BuildFailed(ArtifactError):
     """A build command failed: names the component, the exact command and its last lines."""
 
@@ -135,7 +139,3 @@ class YamlProblem(Exception):
 
 class PhaseError(HarnessError):
     """A scenario phase could not do its job (exit 2)."""
-
-
-class UnscriptedCommand(AssertionError):
-    """A scripted test remote was sent a command it was not told to expect."""

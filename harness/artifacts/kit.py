@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import paths
-from ..errors import ArtifactError, UsageError
+from ..errors import ArtifactError, KitNotBuilt, UsageError
 from ..fsutil import write_json
 from ..progress import Progress
 from ..oci import catalog
@@ -193,7 +193,7 @@ def load_kit(version: KubeVersion) -> dict:
     try:
         return json.loads(path.read_text())
     except FileNotFoundError:
-        raise ArtifactError(f"no kit for Kubernetes {version}: `invoke artifacts.build --kubernetes {version}`") from None
+        raise KitNotBuilt(f"no kit for Kubernetes {version}: `invoke artifacts.build --kubernetes {version}`") from None
 
 
 def kit_entry(kit: dict, component: str) -> store.Entry:

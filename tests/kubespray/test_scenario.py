@@ -1,9 +1,9 @@
 """`invoke scenario kubespray-layer-check` with the real checkout in KUBELAB_KUBESPRAY (-m kubespray).
 
-The scenario's `install.variables` leave out what the lab cannot serve (nodelocaldns, the DNS
-autoscaler, the workers' nginx) and pick the nerdctl release that builds here. Without them the
-checkout's own pins ask for downloads no module here builds, and the run must stop before any
-machine exists, exit 2, naming each with kubespray's own path, read from the checkout's list.
+A run whose downloads the kit cannot serve must stop before any machine exists, exit 2, naming
+each with kubespray's own path, read from the checkout's list. The scenario's own `install.variables`
+are replaced by one image tag no kit has (`coredns_image_tag`, an image kubespray pulls by
+repo:tag with no checksum), so the case exists whatever the kit comes to serve.
 """
 
 import os
@@ -14,34 +14,38 @@ from pathlib import Path
 
 import pytest
 
+from harness.errors import KitNotBuilt
 from harness.kubespray import serving
+from harness.artifacts import kit as kits
+from harness.artifacts.versions import KubeVersion
 from harness.kubespray.downloads import Defaults
 from harness.machines.libvirt import LibvirtBackend
 from harness.paths import project_root
 from harness.tracks.kubespray import settings
 from harness.scenario.files import find
 from harness.scenario.load import load
+from tests.conftest import unavailable
 
 pytestmark = pytest.mark.kubespray
 
+UNSERVED_TAG = "v0.0.0-unserved"  # no CoreDNS release has it
+
 
 def test_a_run_the_kit_cannot_serve_stops_before_any_machine_naming_each_download(ks, tmp_path):
-    from harness.artifacts import kit as kits
-    from harness.artifacts.versions import KubeVersion
-
     text = find("kubespray-layer-check").read_text()
     stripped = tmp_path / "kubespray-layer-check.yaml"
-    stripped.write_text(re.sub(r"\n  variables:\n(    .*\n)+", "\n", text))
+    stripped.write_text(re.sub(r"\n  variables:\n(    .*\n)+", f"\n  variables:\n    coredns_image_tag: {UNSERVED_TAG}\n",
+                               text))
     scenario = load(stripped)
-    assert not scenario.install.variables
+    assert dict(scenario.install.variables) == {"coredns_image_tag": UNSERVED_TAG}
     try:
         kit = kits.load_kit(KubeVersion.parse(scenario.install.kubernetes))
-    except Exception as exc:  # noqa: BLE001 - the reason is the skip's text
-        pytest.skip(f"the kit is not built ({exc})")
+    except KitNotBuilt as exc:  # only "not built" is a missing prerequisite; any other error fails
+        unavailable(str(exc))
     wanted = Defaults(ks.path, ks.version).resolve(scenario.install.kubernetes, settings(scenario.install))
     lacking = serving.serving(wanted, kit).problems()
-    if not lacking:
-        pytest.skip("the kit serves everything this checkout downloads: the full run is the test now")
+    coredns = next(d for d in wanted if d.name == "coredns")
+    assert f"image coredns: {coredns.image}" in lacking and coredns.image.endswith(f":{UNSERVED_TAG}")
     before = LibvirtBackend().leftovers()
     runs = tmp_path / "runs"
     proc = subprocess.run([str(Path(sys.executable).with_name("invoke")), "scenario", str(stripped),

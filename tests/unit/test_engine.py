@@ -5,7 +5,7 @@ import textwrap
 
 from harness.facts import NO_FAULT
 from harness.probes.facts import COMMAND as FACTS
-from harness.remote.fake import FakeRemote
+from tests.fake_remote import FakeRemote
 from harness.scenario.engine import Engine, Options
 from harness.scenario.load import load
 

@@ -89,3 +89,58 @@ def test_only_the_machine_backends_reach_libvirt():
         if re.search(r"^\s*(import libvirt|from libvirt\b)", text, re.M) or re.search(r"\.conn\b", text):
             reaching.append(str(path.relative_to(project_root())))
     assert reaching == []
+
+
+def _imported_by(path, known: set[str]) -> set[str]:
+    """The harness modules a file outside harness/ (tasks.py, a benchmark) imports."""
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                out.add(f"{node.module}.{alias.name}" if f"{node.module}.{alias.name}" in known else node.module)
+        elif isinstance(node, ast.Import):
+            out.update(alias.name for alias in node.names)
+    return {m for m in out if m in known}
+
+
+def reached_from_the_product(root, graph) -> set[str]:
+    """Every harness module tasks.py, the benchmarks or `python -m harness.host` (scripts/setup)
+    can load: their imports, followed through the graph, with each module's packages."""
+    from harness import verify
+
+    graph = {m: set(deps) for m, deps in graph.items()}
+    # verify loads its layers by name (importlib), so the registry stands for the import
+    graph["harness.verify"] |= {f"harness.verify.{m}" for m in verify._MODULES.values()}
+    todo = _imported_by(root / "tasks.py", set(graph)) | {"harness.host"}
+    for bench in (root / "benchmarks").glob("*.py"):
+        todo |= _imported_by(bench, set(graph))
+    seen = set()
+    while todo:
+        m = todo.pop()
+        if m in seen:
+            continue
+        seen.add(m)
+        parts = m.split(".")
+        todo |= {".".join(parts[:i]) for i in range(1, len(parts))} & set(graph)
+        todo |= graph.get(m, set())
+    return seen
+
+
+def test_no_harness_module_is_there_for_the_tests_alone():
+    """A test double (a scripted remote, a stand-in backend) lives under tests/, not in the product."""
+    root = project_root()
+    graph = import_graph(root)
+    assert "harness.probes.cluster" in graph
+    assert sorted(set(graph) - reached_from_the_product(root, graph)) == []
+
+
+def test_a_module_only_the_tests_import_is_found(tmp_path):
+    pkg = tmp_path / "harness"
+    (pkg / "remote").mkdir(parents=True)
+    (tmp_path / "benchmarks").mkdir()
+    for f in ("__init__.py", "remote/__init__.py", "remote/ssh.py", "remote/fake.py", "host.py", "verify.py"):
+        (pkg / f).write_text("")
+    (tmp_path / "tasks.py").write_text("from harness.remote import ssh\n")
+    graph = import_graph(tmp_path)
+    graph.setdefault("harness.verify", set())
+    assert set(graph) - reached_from_the_product(tmp_path, graph) == {"harness.remote.fake", "harness.verify"}

@@ -1,6 +1,9 @@
 """The tiers' own rule (tests/conftest.py): a test needing a tool this host lacks is skipped
 naming the tool and how to get it; under CI=true the same is a failure."""
 
+import ast
+from pathlib import Path
+
 import pytest
 
 from tests import conftest
@@ -23,3 +26,43 @@ def test_under_ci_a_missing_tool_fails(monkeypatch):
 def test_a_present_tool_is_its_path(monkeypatch):
     monkeypatch.setattr(conftest, "IN_CI", True)
     assert conftest.require_tool("sh", "base system").endswith("/sh")
+
+
+SKIPPING = {"skip", "skipif", "importorskip", "xfail"}
+
+
+def skips_outside_the_rule(root) -> list[str]:
+    """file:line of each pytest.skip / mark.skip / mark.skipif / importorskip / xfail in the tests,
+    except inside tests/conftest.py's unavailable(): that one place skips, and fails under CI=true."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        tree = ast.parse(path.read_text())
+        allowed = set()
+        if path == root / "conftest.py":
+            rule = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "unavailable")
+            allowed = {id(n) for n in ast.walk(rule)}
+        # pytest.skip.Exception names the outcome (pytest.raises), it skips nothing
+        allowed |= {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr == "Exception"}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and node.attr in SKIPPING and id(node) not in allowed:
+                chain = ast.unparse(node)
+                if chain.startswith("pytest."):
+                    found.append(f"{path.relative_to(root)}:{node.lineno}: {chain}")
+    return found
+
+
+def test_only_unavailable_skips_a_test():
+    assert skips_outside_the_rule(Path(conftest.__file__).parent) == []
+
+
+def test_the_skip_rule_finds_a_plain_skip_and_a_skip_mark(tmp_path):
+    (tmp_path / "conftest.py").write_text("import pytest\n\ndef unavailable(r):\n    pytest.skip(r)\n")
+    (tmp_path / "test_a.py").write_text("import pytest\n\n@pytest.mark.skipif(True, reason='x')\n"
+                                        "def test_x():\n    pytest.skip('no openssl')\n"
+                                        "def test_y():\n    with pytest.raises(pytest.skip.Exception):\n        pass\n")
+    assert skips_outside_the_rule(tmp_path) == ["test_a.py:3: pytest.mark.skipif", "test_a.py:5: pytest.skip"]
+
+
+def test_an_empty_parameter_list_fails_collection_instead_of_skipping(request):
+    """A scenario list derived from scenarios/ that came out empty is a loader bug, not a skip."""
+    assert request.config.getini("empty_parameter_set_mark") == "fail_at_collect"

@@ -5,7 +5,6 @@ from a real kubeadm node (tests/fixtures/verify)."""
 
 import json
 import re
-import shutil
 import subprocess
 from pathlib import Path
 from types import SimpleNamespace
@@ -17,6 +16,7 @@ from harness import verify
 from harness.verify import certs, dns, etcd, kube_system, nodes, records
 from harness.verify.finding import FAILS, HOLDS, NOT_APPLICABLE
 from harness.verify.sections import script, split
+from tests.conftest import require_tool
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "verify"
 
@@ -144,8 +144,7 @@ def _openssl(*args, cwd):
 @pytest.fixture
 def pki(tmp_path):
     """A CA, a leaf it signed and a second, unrelated CA with its own leaf: two lineages."""
-    if not shutil.which("openssl"):
-        pytest.skip("openssl is not on this host (Debian package openssl)")
+    require_tool("openssl", "Debian package openssl")
     root = tmp_path / "pki"
     (root / "etcd").mkdir(parents=True)
     for ca, days in (("ca", 3650), ("etcd/ca", 36500)):

@@ -8,8 +8,12 @@ from __future__ import annotations
 
 import time
 
-from ..errors import CommandFailed, UnscriptedCommand
-from .result import CommandResult
+from harness.errors import CommandFailed
+from harness.remote.result import CommandResult
+
+
+class UnscriptedCommand(AssertionError):
+    """The remote was sent a command it was not told to expect."""
 
 
 class FakeRemote:
