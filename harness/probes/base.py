@@ -35,6 +35,9 @@ class Probe:
     kind: ClassVar[str]
     ARGS: ClassVar[dict[str, Param]] = {}
     REGEX_ARGS: ClassVar[tuple[str, ...]] = ()  # arguments the loader compiles as regular expressions
+    # Its text is what a component or command printed or wrote (a log, an output, a file), not a
+    # value kubelab formatted: scenario.lint asks a pattern on it to cite where that text comes from.
+    UPSTREAM_TEXT: ClassVar[bool] = False
 
     def __init__(self, **args):
         self.args = resolve(self.ARGS, args)

@@ -166,6 +166,7 @@ class PodLogs(ClusterProbe):
     previous instance with `previous: true`); value: the number of lines."""
 
     kind = "pod-logs"
+    UPSTREAM_TEXT = True
     ARGS = {"namespace": Param(str), "selector": Param(str), "container": Param(str, required=False),
             "previous": Param(bool, required=False, default=False)}
 
@@ -192,6 +193,7 @@ class Events(ClusterProbe):
     """text: `<reason> <kind>/<name>: <message>` per event, oldest first; value: how many."""
 
     kind = "events"
+    UPSTREAM_TEXT = True
     ARGS = {"namespace": Param(str), "reason": Param(str, required=False)}
 
     def api(self) -> str:

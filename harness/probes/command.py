@@ -6,6 +6,7 @@ from .base import Probe, Reading, output
 
 class Command(Probe):
     kind = "command"
+    UPSTREAM_TEXT = True
     ARGS = {"cmd": Param(str, help="shell command run as root")}
 
     def command(self, ctx=None) -> str:

@@ -18,6 +18,7 @@ class FileExists(Probe):
 
 class FileContent(Probe):
     kind = "file-content"
+    UPSTREAM_TEXT = True
     ARGS = {"path": Param(str)}
 
     def command(self, ctx=None) -> str:

@@ -20,6 +20,7 @@ class HostProbe(Probe):
 
 class AnsibleFailure(HostProbe):
     kind = "ansible-failure"
+    UPSTREAM_TEXT = True
     ARGS = {"task": Param(str, required=False, help="a regex the failed task's name must match"),
             "host": Param(str, required=False, help="the inventory host that failed")}
     REGEX_ARGS = ("task",)

@@ -23,6 +23,7 @@ class UnitState(Probe):
 
 class Journal(Probe):
     kind = "journal"
+    UPSTREAM_TEXT = True
     ARGS = {"unit": Param(str), "lines": Param(int, required=False, default=2000)}
 
     def command(self, ctx: Context = Context()) -> str:

@@ -34,6 +34,7 @@ class Checker:
         self.machines: list[str] = []
         self.roles: dict[str, str] = {}
         self.claim_ids: set | None = None  # the ids claims files define, when lint checks checks' `claims:`
+        self.linting = False  # scenario.lint's own rules apply (a run loads without them)
         self.claim_files = ""
 
     def bad(self, path, message: str) -> None:

@@ -45,6 +45,7 @@ def validate(src: Source, path: Path, problems: list[str], claim_ids: set | None
     before = len(problems)
     c = Checker(src, problems)
     c.claim_ids, c.claim_files = claim_ids, claim_files
+    c.linting = claim_ids is not None  # lint passes the ids (maybe none); a run passes None
     top = c.mapping(src.data, (), required=("apiVersion", "kind", "name", "summary", "lab"),
                     optional=("install", "faults", "expect", "recover", "verify", "observe", "evidence", "facts",
                               "ci"),

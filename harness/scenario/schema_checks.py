@@ -66,6 +66,13 @@ def _check(c: Checker, raw, path, kind: str) -> Check | None:
     source = m.get("source", "")
     if source and not isinstance(source, str):
         c.bad(path + ("source",), f"found {show(source)}; allowed: a citation string (upstream file and version)")
+    if c.linting and probe is not None and PROBES[probe.kind].UPSTREAM_TEXT and not source:
+        for key in ("pattern", "absent", "count"):
+            if key in m:
+                c.bad(path + (key,), f"`{key}` matches the text probe `{probe.kind}` reads (a component's log, "
+                                     "output or file), and the check names no `source:`; cite the upstream file "
+                                     "and version that text comes from (or, for text kubelab's own command "
+                                     "prints, `source: \"kubelab: ...\"` saying which)")
     at = m.get("at", "")
     if at and (kind not in ("expect", "observe") or at not in CHECK_POINTS):
         c.bad(path + ("at",), f"found {show(at)}; allowed: {', '.join(CHECK_POINTS)} (in expect and observe)")

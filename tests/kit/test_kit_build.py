@@ -14,6 +14,7 @@ from harness.errors import UsageError
 from harness.oci import build as oci_build
 from harness.progress import Progress
 from harness.serve import process, registry
+from tests.kit import buildinfo
 
 pytestmark = pytest.mark.artifacts
 
@@ -56,7 +57,21 @@ def test_a_damaged_store_entry_is_detected_and_rebuilt(kit):
         "kubelab pause 3.10.2")
 
 
+def test_every_program_is_built_from_the_module_the_kit_asked_for(kit):
+    """Read from the binaries' own build info (go version -m), not from the version kubelab stamps."""
+    checked = []
+    for name, component in kit["components"].items():
+        entry = kits.kit_entry(kit, name)
+        if entry.data["module"].startswith("kubelab "):  # pause: the project's own C program
+            continue
+        for output, package in entry.data["programs"].items():
+            buildinfo.assert_built_from(entry.path(output), package, entry.data["module"].rpartition("@")[2])
+            checked.append(package)
+    assert "k8s.io/kubernetes/cmd/kubeadm" in checked and "k8s.io/kubernetes/cmd/kubelet" in checked
+
+
 def test_binaries_report_the_kit_version(kit):
+    """kubeadm picks its images by its own version: the stamp must say the release built (above)."""
     kubeadm = kits.kit_entry(kit, "kubeadm").path("kubeadm")
     assert subprocess.run([str(kubeadm), "version", "-o", "short"], capture_output=True, text=True).stdout.strip() \
         == kit["kubernetes"]
@@ -101,6 +116,19 @@ def test_image_config_matches_upstream(kit, name):
     assert config.get("Cmd") == cmd
 
 
+def _post(url: str) -> tuple[int, str, str]:
+    """A push's first request (start a blob upload): status, Allow header, body."""
+    import urllib.error
+    import urllib.request
+
+    direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback: never through a proxy
+    try:
+        with direct.open(urllib.request.Request(url, method="POST"), timeout=30) as r:
+            return r.status, r.headers.get("Allow", ""), r.read().decode()
+    except urllib.error.HTTPError as err:
+        return err.code, err.headers.get("Allow", ""), err.read().decode()
+
+
 def test_the_registry_serves_every_image_read_only(kit, tmp_path):
     storage = kit["registry"]
     port = registry.free_port()
@@ -115,7 +143,13 @@ def test_the_registry_serves_every_image_read_only(kit, tmp_path):
         entry, _ = store.lookup(kit["images"][pause]["key"])
         push = subprocess.run(["skopeo", "copy", "--dest-tls-verify=false", f"oci:{entry.directory}:3.10.2",
                                f"docker://127.0.0.1:{port}/kubelab/should-not-land:1"], capture_output=True, text=True)
-        assert push.returncode != 0  # read-only: the lab cannot change the kit
+        # read-only, the registry itself refuses: distribution v2.8.2 registers no POST on the upload
+        # route then (registry/handlers/blobupload.go blobUploadDispatcher, `if !ctx.readOnly`), and
+        # gorilla's MethodHandler answers 405 with the methods it has. A wrong tag or a TLS error
+        # fails the push too, but not with this status.
+        assert push.returncode != 0 and "405" in push.stderr and "Method Not Allowed" in push.stderr, push.stderr
+        status, allow, body = _post(f"http://127.0.0.1:{port}/v2/kubelab/should-not-land/blobs/uploads/")
+        assert (status, allow, body.strip()) == (405, "GET, HEAD", "Method not allowed")
     finally:
         assert process.stop(daemon)
     assert not daemon.alive()

@@ -12,6 +12,7 @@ from harness.artifacts import containerd as built_containerd
 from harness.kubespray import extras
 from harness.kubespray.sources import SOURCES
 from harness.progress import Progress
+from tests.kit import buildinfo
 
 pytestmark = pytest.mark.artifacts
 
@@ -33,6 +34,9 @@ def test_etcd_archive_is_upstreams_folder_and_runs(kit, tmp_path):
         tar.extractall(tmp_path, filter="data")
     # etcd --version: fmt.Printf("etcd Version: %s\n", version.Version) (server/etcdmain/config.go @ v3.6.8)
     assert f"etcd Version: {version.lstrip('v')}" in _run(tmp_path / folder / "etcd", "--version")
+    for program, package in (("etcd", "go.etcd.io/etcd/server/v3"), ("etcdctl", "go.etcd.io/etcd/etcdctl/v3"),
+                             ("etcdutl", "go.etcd.io/etcd/etcdutl/v3")):
+        buildinfo.assert_built_from(tmp_path / folder / program, package, version)
     # made again from the same members, the same bytes: the sha256 kubelab hands kubespray holds
     first = archive.read_bytes()
     archive.unlink()
@@ -45,6 +49,7 @@ def test_runc_is_the_static_release_with_seccomp():
     out = _run(runc, "--version")
     # runc --version (main.go @ v1.4.3): "runc version 1.4.3" first; "libseccomp: %d.%d.%d" only with seccomp
     assert out.splitlines()[0] == f"runc version {RUNC.lstrip('v')}"
+    buildinfo.assert_built_from(runc, "github.com/opencontainers/runc", RUNC)
     assert "libseccomp: " in out
     headers = subprocess.run(["readelf", "-l", str(runc)], capture_output=True, text=True, timeout=60).stdout
     assert "Requesting program interpreter" not in headers  # static: no dynamic loader
@@ -59,6 +64,9 @@ def test_containerd_archive_unpacks_below_bin(tmp_path):
     # containerd --version: Fprintln(cmd.Name, version.Package, cmd.Version, version.Revision)
     # (cmd/containerd/command/main.go @ v2.4.2); kubelab stamps Version v2.4.2 and no revision
     assert f" {version} " in _run(tmp_path / "bin" / "containerd", "--version") + " "
+    for program in ("containerd", "containerd-shim-runc-v2", "ctr"):
+        buildinfo.assert_built_from(tmp_path / "bin" / program, f"github.com/containerd/containerd/v2/cmd/{program}",
+                                    version)
 
 
 def test_nerdctl_archive_holds_the_program_kubespray_copies(tmp_path):
@@ -69,3 +77,4 @@ def test_nerdctl_archive_holds_the_program_kubespray_copies(tmp_path):
     # nerdctl --version: cobra's "nerdctl version %s" with strings.TrimPrefix(version.GetVersion(), "v")
     # (cmd/nerdctl/main.go @ v2.0.5), the version stamped into pkg/version
     assert _run(tmp_path / "nerdctl", "--version").strip() == f"nerdctl version {NERDCTL.lstrip('v')}"
+    buildinfo.assert_built_from(tmp_path / "nerdctl", "github.com/containerd/nerdctl/v2/cmd/nerdctl", NERDCTL)

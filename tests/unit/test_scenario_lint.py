@@ -1140,9 +1140,12 @@ def test_importing_file_wins_over_imported_values(tmp_path):
 
 @pytest.mark.parametrize("path", all_files(), ids=lambda p: p.stem)
 def test_every_shipped_scenario_lints_clean(path):
-    """Each file under scenarios/, found as `invoke scenario.lint` finds it: no problem, no warning."""
+    """Each file under scenarios/, found as `invoke scenario.lint` finds it, with lint's own rules
+    (claim ids, cited upstream text): no problem, no warning."""
+    from harness.evidence import claims
+
     problems = []
-    scenario = load_into(path, problems)
+    scenario = load_into(path, problems, claims.defined_ids(claims.all_files()), "claims/*.yaml")
     assert problems == [] and scenario.name == path.stem
     assert scenario.warnings == ()
 
@@ -1318,3 +1321,44 @@ def test_lint_prints_the_warning_and_still_passes(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "warning: " in proc.stderr and "overlaps install.pod_cidr" in proc.stderr
     assert "1 scenario file(s) valid, 1 warning(s); 1 claims file(s) valid" in proc.stdout
+
+
+UPSTREAM_TEXT_SCENARIO = """\
+    apiVersion: kubelab/v1
+    kind: Scenario
+    name: cited
+    summary: s
+    lab: {suite: bookworm, machines: [{name: node1}]}
+    expect:
+      - name: flanneld-says-so
+        probe: {journal: {unit: containerd}}
+        pattern: 'failed to load plugin'
+      - name: swap-in-fstab
+        probe: {file-content: {path: /etc/fstab}}
+        absent: 'swap'
+        source: 'fstab(5): the third field is the type'
+      - name: swap-active
+        probe: {swaps: {}}
+        pattern: 'swapfile'
+"""
+
+
+def test_lint_asks_a_pattern_on_upstream_text_to_cite_its_source(tmp_path):
+    """journal, command, file-content, pod-logs, events and ansible-failure read text a component or
+    command wrote; swaps (and every other probe) give a value kubelab formats, which needs no citation."""
+    from harness.scenario.lint_files import lint as lint_files
+
+    path = tmp_path / "cited.yaml"
+    path.write_text(textwrap.dedent(UPSTREAM_TEXT_SCENARIO))
+    with pytest.raises(ScenarioError) as err:
+        lint_files([path], [])
+    assert [_relative(p, tmp_path) for p in err.value.problems] == [
+        "cited.yaml:9: expect[0].pattern: `pattern` matches the text probe `journal` reads (a component's log, "
+        "output or file), and the check names no `source:`; cite the upstream file and version that text comes "
+        "from (or, for text kubelab's own command prints, `source: \"kubelab: ...\"` saying which)"]
+    assert load(path).name == "cited"  # a run loads it: the citation is lint's rule
+
+
+def test_exactly_the_probes_that_read_upstream_text_are_marked_so():
+    assert sorted(k for k, p in PROBES.items() if p.UPSTREAM_TEXT) == [
+        "ansible-failure", "command", "events", "file-content", "journal", "pod-logs"]
