@@ -31,12 +31,12 @@ SCENARIO = """\
     faults:
       - {kind: module-missing, params: {module: br_netfilter}}
     expect:
-      - name: bridge-nf-call-iptables-absent
+      - name: sysctl-reports-missing-key
         claims: [T1]
         probe: {sysctl: {key: net.bridge.bridge-nf-call-iptables}}
         pattern: 'cannot stat'
     observe:
-      - name: bridge-module-state
+      - name: bridge-module-loaded
         claims: [T2]
         probe: {module-loaded: {module: bridge}}
     recover:
@@ -48,7 +48,7 @@ SCENARIO = """\
         equals: "1"
     facts:
       - {name: fix_s, seconds: bridge-nf-call-iptables-is-1}
-      - {name: restarts, value: bridge-module-state}
+      - {name: restarts, value: bridge-module-loaded}
     """
 
 CLAIMS = """\
@@ -93,6 +93,7 @@ def _plan(course_dir):
 
 
 def _record(verify_met=True, value="1", fix_s=2.5, started=1796072400.0, restarts=2):
+    """The captured run (met), or, with verify_met=False, the same run with its sysctl check not met."""
     run = json.loads(FIXTURE.read_text())
     run["started_at"] = started
     run["host"] = {"cores": 2}
@@ -100,7 +101,8 @@ def _record(verify_met=True, value="1", fix_s=2.5, started=1796072400.0, restart
         if o["check"] == "bridge-nf-call-iptables-is-1":
             o.update(met=verify_met, value=value, matched=value)
     run["verdict"] = {"result": "met", "exit_code": 0, "reason": "every expectation and check was met"} \
-        if verify_met else run["verdict"]
+        if verify_met else {"result": "not-met", "exit_code": 1,
+                            "reason": "1 check not met: verify bridge-nf-call-iptables-is-1 on node1"}
     run["facts"] = {"fix_s": fix_s, "restarts": restarts}
     return run
 
@@ -160,7 +162,7 @@ def test_a_bad_claims_file_gets_every_problem_at_once_with_file_and_line(course)
             chapter: host
             says: One.
             proven_by:
-              - {scenario: br-netfilter-missing, checks: [bridge-nf-call-iptables-absent, no-such-check]}
+              - {scenario: br-netfilter-missing, checks: [sysctl-reports-missing-key, no-such-check]}
           - id: T1
             chapter: host
             says: Again.
@@ -177,8 +179,8 @@ def test_a_bad_claims_file_gets_every_problem_at_once_with_file_and_line(course)
         """)
     assert found[0] == "bad.yaml:4: audience: unknown key `audience`; allowed: apiVersion, kind, chapters, claims, course"
     assert "bad.yaml:10: claims[0].proven_by[0].checks[1]: found 'no-such-check'; scenario br-netfilter-missing " \
-           "has no such check; its checks: bridge-nf-call-iptables-absent, bridge-nf-call-iptables-is-1, " \
-           "bridge-module-state" in found
+           "has no such check; its checks: sysctl-reports-missing-key, bridge-nf-call-iptables-is-1, " \
+           "bridge-module-loaded" in found
     assert "bad.yaml:16: claims[2].chapter: found 'nowhere'; allowed: a chapter of `chapters:` (host)" in found
     assert "bad.yaml:18: claims[2].colour: unknown key `colour`; allowed: id, chapter, says, proven_by, facts, " \
            "unproven" in found
@@ -203,7 +205,7 @@ def test_a_proof_needs_a_tagged_check_a_real_fact_and_asserting_checks(course):
           - id: T1
             chapter: host
             says: One.
-            proven_by: [{scenario: br-netfilter-missing, checks: [bridge-module-state], suites: [buster]}]
+            proven_by: [{scenario: br-netfilter-missing, checks: [bridge-module-loaded], suites: [buster]}]
             facts: [{scenario: br-netfilter-missing, fact: nope}]
             unproven: because
         """)
@@ -231,7 +233,7 @@ def test_lint_refuses_a_check_tagged_with_a_claim_whose_proof_does_not_cite_its_
             unproven: not here
         """, all_scenarios=True)
     assert found == ["bad.yaml:5: claims: T2: scenario br-netfilter-missing tags check(s) bridge-nf-call-iptables-is-1, "
-                     "bridge-module-state with `claims: [T2]`, but T2's proven_by does not cite "
+                     "bridge-module-loaded with `claims: [T2]`, but T2's proven_by does not cite "
                      "br-netfilter-missing; add `- scenario: br-netfilter-missing`, or remove the tag"]
 
 
@@ -322,7 +324,7 @@ def test_verdicts_lines_and_why_come_from_the_proving_checks(course, tmp_path):
     [line] = record["T1"]["cells"][0]["scenarios"][0]["lines"]
     assert line["line"] == "sysctl: cannot stat /proc/sys/net/bridge/bridge-nf-call-iptables: No such file or directory"
     assert line["command"] == "sysctl net.bridge.bridge-nf-call-iptables"
-    assert line["source"] == "procps-ng sysctl.c (4.0.2, Debian bookworm)"
+    assert line["source"] == "procps-ng src/sysctl.c ReadSetting() (4.0.2 in bookworm; \"is an unknown key\" in later procps-ng)"
     assert line["machines"] == ["node1"]
 
 
@@ -424,7 +426,7 @@ def test_compare_reports_an_edited_matched_line_for_that_claim_only(course, tmp_
     [run_json] = (tmp_path / "b" / "runs").glob("1/cells/*/*/*/run.json")
     run = json.loads(run_json.read_text())
     for o in run["observations"]:
-        if o["check"] == "bridge-nf-call-iptables-absent":
+        if o["check"] == "sysctl-reports-missing-key":
             o["matched"] = '"net.bridge.bridge-nf-call-iptables" is an unknown key'
     run_json.write_text(json.dumps(run))
     after = book.build(plan, [tmp_path / "b" / "runs" / "1"], tmp_path / "b")
@@ -432,7 +434,7 @@ def test_compare_reports_an_edited_matched_line_for_that_claim_only(course, tmp_
     changed = {c["id"]: c["changes"] for c in after["claims"] if c["changes"]}
     assert list(changed) == ["T1"]
     assert changed["T1"] == ["host x containerd 1.6 (bookworm), br-netfilter-missing: matched line of expect "
-                             "bridge-nf-call-iptables-absent: `sysctl: cannot stat "
+                             "sysctl-reports-missing-key: `sysctl: cannot stat "
                              "/proc/sys/net/bridge/bridge-nf-call-iptables: No such file or directory` -> "
                              "`\"net.bridge.bridge-nf-call-iptables\" is an unknown key`"]
     after.update(built_at=2.0, wall_s=1.0)

@@ -1,4 +1,6 @@
-"""Reports rendered from the example run record."""
+"""Reports rendered from a real run's record (tests/fixtures/runs/br-netfilter-missing: a run
+of that scenario on a bookworm guest here, met), and from that record with one check turned
+not met where a test needs a failure."""
 
 import json
 import xml.etree.ElementTree as ET
@@ -15,6 +17,22 @@ KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmU\n---
 
 def load() -> dict:
     return json.loads(FIXTURE.read_text())
+
+
+def not_met() -> dict:
+    """The real run as if its sysctl had read 0 after the fix: one verify check not met."""
+    run = load()
+    for o in run["observations"]:
+        if o["check"] == "bridge-nf-call-iptables-is-1":
+            o.update(met=False, value="0", matched="")
+    run["verdict"] = {"result": "not-met", "exit_code": 1,
+                      "reason": "1 check not met: verify bridge-nf-call-iptables-is-1 on node1"}
+    return run
+
+
+def _phase_seconds(run: dict, name: str) -> float:
+    phase = next(p for p in run["phases"] if p["name"] == name)
+    return phase["finished_at"] - phase["started_at"]
 
 
 def incomplete() -> dict:
@@ -63,18 +81,18 @@ def parse(page: str) -> WellFormed:
 def test_markdown_tells_what_was_done_and_seen():
     run = load()
     md = markdown(run)
-    assert md.startswith("# br-netfilter-missing: not-met")
+    assert md.startswith("# br-netfilter-missing: met")
     for step in run["steps"]:
         assert f"\n{step['command']}\n" in md
     assert "\nsysctl: cannot stat /proc/sys/net/bridge/bridge-nf-call-iptables: No such file or directory\n" in md
-    assert "| prepare | ok | 23.1 |  |" in md
+    assert f"| prepare | ok | {_phase_seconds(run, 'prepare'):.1f} |  |" in md
     assert "| install | skipped | 0.0 | install track `none` |" in md
-    assert "procps-ng sysctl.c (4.0.2, Debian bookworm)" in md
-    assert "| arm start → first expect signature met | 0.8 |" in md
-    assert "| recovery (recover phase) | 23.9 |" in md
-    assert "| total (run) | 71.5 |" in md
+    assert "procps-ng src/sysctl.c ReadSetting() (4.0.2 in bookworm" in md
+    assert f"| recovery (recover phase) | {_phase_seconds(run, 'recover'):.1f} |" in md
+    assert f"| total (run) | {run['finished_at'] - run['started_at']:.1f} |" in md
     assert "[serial console (serial, node1)](evidence/node1.serial.log)" in md
-    assert "| node1 | 192.168.100.10 | Debian GNU/Linux 12 (bookworm) | 6.1.0-50-cloud-amd64 |" in md
+    ip = run["machines"]["node1"]["ip"]
+    assert f"| node1 | {ip} | Debian GNU/Linux 12 (bookworm) | 6.1.0-50-cloud-amd64 |" in md
     assert "INCOMPLETE" not in md
 
 
@@ -108,10 +126,12 @@ def test_html_escapes_injected_markup():
 
 
 def test_junit_counts_asserted_checks_and_skipped_phases():
-    suite = ET.fromstring(junit(load()))
+    run = not_met()
+    suite = ET.fromstring(junit(run))
     assert suite.tag == "testsuite" and suite.get("name") == "kubelab.br-netfilter-missing"
+    asserted = sum(1 for o in run["observations"] if o["met"] is not None)  # observe checks assert nothing
     assert {k: suite.get(k) for k in ("tests", "failures", "errors", "skipped")} == \
-        {"tests": "4", "failures": "1", "errors": "0", "skipped": "1"}
+        {"tests": str(asserted + 1), "failures": "1", "errors": "0", "skipped": "1"}
     failed = suite.find("testcase[failure]")
     assert failed.get("classname") == "br-netfilter-missing.verify"
     assert failed.get("name") == "bridge-nf-call-iptables-is-1 [node1]"
@@ -120,16 +140,19 @@ def test_junit_counts_asserted_checks_and_skipped_phases():
 
 
 def test_junit_reports_an_incomplete_run_as_an_error():
-    suite = ET.fromstring(junit(incomplete()))
-    assert (suite.get("tests"), suite.get("errors")) == ("4", "1")
+    run = incomplete()
+    suite = ET.fromstring(junit(run))
+    asserted = sum(1 for o in run["observations"] if o["met"] is not None)
+    assert (suite.get("tests"), suite.get("errors")) == (str(asserted + 2), "1")  # + install skipped, + the run
     error = suite.find("testcase[@name='run completed']/error")
     assert "recover, verify, collect, teardown" in error.get("message")
 
 
 def test_a_private_key_in_step_output_is_never_emitted(tmp_path):
-    run = load()
+    run = not_met()
     run["steps"][0]["command"] = f"cat /root/.ssh/id_ed25519\n{KEY}"
-    run["observations"][3]["value"] = KEY  # the failed check, so junit shows it too
+    failed = next(o for o in run["observations"] if o["met"] is False)
+    failed["value"] = KEY  # the failed check, so junit shows it too
     for path in write_reports(tmp_path, run):
         text = path.read_text()
         assert "b3BlbnNzaC1rZXktdjEAAAAABG5vbmU" not in text and "BEGIN OPENSSH" not in text
@@ -174,16 +197,17 @@ def test_facts_get_their_own_table_unknown_included():
 
 
 def test_the_report_leads_with_what_was_proved_before_what_was_done():
-    md = markdown(load())
+    md = markdown(not_met())
     order = [md.index(h) for h in ("## What was proved", "## Summary", "## Versions", "## What was done",
                                    "## What was seen")]
     assert order == sorted(order)
     proved = md.split("## What was proved")[1].split("\n## ")[0]
     assert "Verdict: not-met (exit code 1): 1 check not met: verify bridge-nf-call-iptables-is-1 on node1." in proved
-    assert "### The fault took: 1 of 1 met" in proved and "### After the fix: 0 of 1 met" in proved
-    assert ("| bridge-nf-call-iptables-absent | node1 | ✔ met | "
+    assert "### The fault took: 2 of 2 met" in proved and "### After the fix: 3 of 4 met" in proved
+    assert ("| sysctl-reports-missing-key | node1 | ✔ met | "
             "sysctl: cannot stat /proc/sys/net/bridge/bridge-nf-call-iptables: No such file or directory |") in proved
     assert "| bridge-nf-call-iptables-is-1 | node1 | ✘ not met | read 0; expected equals '1' |" in proved
+    assert "Verdict: met (exit code 0): every expectation and check was met." in markdown(load())
 
 
 INIT_LOG = "[init] Using Kubernetes version: v1.36.3\n" + "".join(f"[preflight] line {i}\n" for i in range(57))
@@ -233,7 +257,7 @@ def test_verify_layer_findings_are_a_group_of_their_own_in_their_own_words(tmp_p
     assert "| etcd: members healthy | cluster | ✔ holds | 1 member: cp1 (https://192.168.100.10:2379) |" in layers
     assert "| dns: autoscaler | cluster | — not applicable | not applicable: no dns-autoscaler Deployment |" in layers
     assert "| certificates: apiserver lifetime | cluster | ✘ does not hold | apiserver: 30 days left |" in layers
-    assert "### After the fix: 0 of 1 met\n" in md  # the scenario's own verify checks stay apart
+    assert "### After the fix: 4 of 4 met\n" in md  # the scenario's own verify checks stay apart
 
 
 def test_an_install_that_replaced_the_runtime_shows_what_it_left_beside_what_the_image_had():
