@@ -609,3 +609,32 @@ def evidence(c, claims, chapter=None, kubernetes=None, suite=None, repeat=None, 
 
 
 ns.add_task(evidence)
+
+
+@task(help={"serve": "then serve the site on http://127.0.0.1:8000 until Ctrl-C (mkdocs serve)",
+            "book": "first copy a built evidence book (its folder) into docs/books/<--chapter>/",
+            "chapter": "the chapter name --book goes under (host, kubeadm, kubespray)",
+            "out": "where the site is built (default build/site)"})
+@harness_errors
+@checked(book=Text(), chapter=Text(), out=WritableFolder(), serve=Flag())
+def docs(c, serve=False, book=None, chapter=None, out=None):
+    """Write the generated pages (scenarios, references), then build the site strictly with MkDocs."""
+    from pathlib import Path
+
+    from harness import paths
+    from harness.docs import site
+
+    if book:
+        if not chapter:
+            raise UsageError("--book needs --chapter: the chapter name its snippets go under (docs/books/<chapter>/)")
+        print(f"book: {site.import_book(Path(book), chapter)}")
+    for page in site.write():
+        print(f"wrote {page}" if page.startswith(("mkdocs.yml", "README.md")) else f"wrote docs/{page}")
+    folder = Path(out) if out else paths.project_root() / "build" / "site"
+    site.build(folder)
+    print(folder / "index.html")
+    if serve:
+        site.serve()
+
+
+ns.add_task(docs)

@@ -40,10 +40,11 @@ def _play_again(track) -> str:
 
 
 def validate(src: Source, path: Path, problems: list[str], claim_ids: set | None = None,
-             claim_files: str = "") -> Scenario | None:
-    """claim_ids: the ids the claims files define (lint); None leaves checks' `claims:` ids unchecked."""
+             claim_files: str = "", checker: type[Checker] = Checker) -> Scenario | None:
+    """claim_ids: the ids the claims files define (lint); None leaves checks' `claims:` ids unchecked.
+    checker: a Checker that also watches what it is asked (the docs read the schema so)."""
     before = len(problems)
-    c = Checker(src, problems)
+    c = checker(src, problems)
     c.claim_ids, c.claim_files = claim_ids, claim_files
     c.linting = claim_ids is not None  # lint passes the ids (maybe none); a run passes None
     top = c.mapping(src.data, (), required=("apiVersion", "kind", "name", "summary", "lab"),

@@ -31,6 +31,9 @@ def layer(name: str):
 def chosen(value) -> tuple[str, ...]:
     """`all`, a name, or names (a list or a comma-separated string) -> layer names in run order;
     ValueError naming what is not a layer."""
+    if not isinstance(value, (str, list, tuple)):
+        raise ValueError(f"found {value!r}; allowed: all, or any of {', '.join(LAYERS)} (a name, a list or "
+                         "comma-separated names)")
     names = value.split(",") if isinstance(value, str) else list(value)
     names = [str(n).strip() for n in names if str(n).strip()]
     if names == ["all"]:

@@ -1,0 +1,170 @@
+"""The documentation site (`invoke docs`): its generated pages are what the code and scenarios give
+now, MkDocs builds it strictly (a broken link fails), and the built site works in a real browser:
+every page in the nav loads without a console error, search finds what a reader looks for, and a
+scenario page shows the committed evidence book's verbatim lines."""
+
+from __future__ import annotations
+
+import functools
+import shutil
+import threading
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+import yaml
+
+from harness.docs import reference, schema, site
+from harness.errors import UsageError
+from harness.paths import project_root
+from harness.scenario.files import all_files
+from tests.unit.test_pages_in_browser import CHROMIUM, FLAGS, _missing
+from tests.conftest import unavailable
+
+ROOT = project_root()
+
+
+def test_the_generated_pages_are_up_to_date():
+    assert site.stale() == [], "run `invoke docs` and commit what it wrote"
+
+
+def test_every_field_the_loader_takes_is_read_and_described():
+    fields = schema.read(all_files())
+    assert fields.crashes == []  # no value makes the loader raise instead of naming the problem
+    assert reference.undocumented(fields) == []
+    # read from the loader itself: the check keys are schema_checks' own, in its order
+    assert fields.sections["expect[]"][:3] == ["name", "probe", "target"] and "source" in fields.sections["expect[]"]
+    assert fields.sections["lab.machines[]"] == ["name", "role", "cpus", "memory"]
+    assert fields.fields["expect[].within"].defaults == {"0"}
+    assert "bookworm, trixie, sid" in fields.fields["lab.suite"].allowed
+
+
+def _pages(nav) -> list[str]:
+    out = []
+    for item in nav:
+        value = next(iter(item.values())) if isinstance(item, dict) else item
+        out += _pages(value) if isinstance(value, list) else [value]
+    return out
+
+
+NAV = _pages(yaml.safe_load((ROOT / "mkdocs.yml").read_text())["nav"])
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("site")
+    site.build(out)
+    return out
+
+
+def test_the_site_builds_strictly_and_a_broken_link_fails_it(built, tmp_path):
+    assert (built / "index.html").is_file() and (built / "scenarios" / "br-netfilter-missing" / "index.html").is_file()
+    copy = tmp_path / "copy"
+    shutil.copytree(ROOT / "docs", copy / "docs")
+    shutil.copy(ROOT / "mkdocs.yml", copy / "mkdocs.yml")
+    (copy / "docs" / "index.md").write_text((copy / "docs" / "index.md").read_text() + "\n[gone](no-such-page.md)\n")
+    with pytest.raises(UsageError, match="no-such-page.md"):
+        site.build(tmp_path / "out", config=copy / "mkdocs.yml")
+
+
+@pytest.fixture(scope="module")
+def served(built):
+    handler = functools.partial(SimpleHTTPRequestHandler, directory=str(built))
+    handler.log_message = lambda *a: None
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser(served, tmp_path_factory):
+    missing = _missing()
+    if missing:
+        unavailable(missing)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        context = p.chromium.launch_persistent_context(
+            str(tmp_path_factory.mktemp("chromium-profile")), executable_path=CHROMIUM, headless=True, args=FLAGS)
+        elsewhere: list[str] = []
+
+        def only_the_site(route):  # the site is served on loopback; anything else is a finding, never fetched
+            if route.request.url.startswith(served):
+                route.continue_()
+            else:
+                elsewhere.append(route.request.url)
+                route.abort()
+
+        context.route("**/*", only_the_site)
+        context.elsewhere = elsewhere
+        yield context
+        context.close()
+
+
+def _open(browser, url):
+    page = browser.new_page()
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    response = page.goto(url)
+    assert response is not None and response.status == 200, url
+    return page, errors
+
+
+def _url(base: str, md: str) -> str:
+    path = md.removesuffix(".md")
+    return f"{base}/" if path == "index" else f"{base}/{path.removesuffix('/index')}/"
+
+
+def test_every_page_in_the_nav_loads_without_a_console_error(browser, served):
+    assert "index.md" in NAV and "scenarios/flannel-no-brnetfilter.md" in NAV
+    for md in NAV:
+        page, errors = _open(browser, _url(served, md))
+        assert page.locator("h1").count() >= 1, md
+        assert errors == [], (md, errors)
+        page.close()
+    assert browser.elsewhere == []
+
+
+@pytest.mark.parametrize("words,page_wanted", [("br_netfilter", "scenarios/br-netfilter-missing/"),
+                                               ("cgroup driver", "scenarios/cgroup-driver-mismatch/")])
+def test_search_finds_what_a_reader_looks_for(browser, served, words, page_wanted):
+    page, errors = _open(browser, f"{served}/")
+    page.fill("input.md-search__input", words)
+    page.wait_for_selector(".md-search-result__item", timeout=20000)
+    found = page.eval_on_selector_all(".md-search-result__item a", "els => els.map(e => e.getAttribute('href'))")
+    assert any(page_wanted in href for href in found), found
+    assert errors == []
+
+
+def _book_lines() -> dict[str, list[str]]:
+    """{scenario: the verbatim lines its claims' committed snippets quote} for every committed book."""
+    out: dict[str, list[str]] = {}
+    for snippet in sorted((ROOT / "docs" / "books").glob("*/snippets/*.md")):
+        if snippet.name.endswith(".timings.md"):
+            continue
+        scenario, in_code = None, False
+        for line in snippet.read_text().splitlines():
+            if line.startswith("Scenario `"):
+                scenario = line.split("`")[1]
+            elif line.startswith("```"):
+                in_code = not in_code
+            elif in_code and scenario and len(line) > 20:
+                out.setdefault(scenario, []).append(line)
+    return out
+
+
+def test_a_scenario_page_shows_the_committed_books_verbatim_lines(browser, served):
+    lines = _book_lines()
+    assert "br-netfilter-missing" in lines  # the host chapter's book is committed
+    assert "sysctl: cannot stat /proc/sys/net/bridge/bridge-nf-call-iptables: No such file or directory" \
+        in lines["br-netfilter-missing"]
+    for scenario, quoted in lines.items():
+        page, _ = _open(browser, f"{served}/scenarios/{scenario}/")
+        evidence = " ".join(page.inner_text("article").split())  # as displayed: tabs and runs of blanks one space
+        for line in quoted:
+            assert " ".join(line.split()) in evidence, (scenario, line)
+        page.close()
