@@ -144,3 +144,27 @@ def test_a_tasks_outcome_per_host_is_read_from_the_recorded_play():
     assert ignored.value == "ignored"
     never = make("ansible-task", {"task": "Enable br_netfilter"}).observe(recorded, "")[0]
     assert (never.value, never.text) == ("", "")
+
+
+# tests/fixtures/plays/localhost-own-play.log: ansible-playbook's output (ansible-core 2.18 from
+# kubespray v2.31.0-96-g46dbdd399's requirements.txt, under its ansible.cfg and kubelab's host
+# command) of a four-task play on localhost: ok, changed, an ignored failure, a fatal one.
+def test_a_real_plays_failures_are_read_with_the_ignored_one_apart():
+    from .captured import play
+
+    reading = play("ansible-failure", {}, "localhost-own-play")
+    assert reading.value == 1  # "Fail on purpose" was ignored: not a failure of the play
+    assert reading.text == "TASK [Stop here] on localhost: the expected failure\n" \
+        'fatal: [localhost]: FAILED! => {"changed": false, "msg": "the expected failure"}'
+    assert play("ansible-failure", {"task": "^Fail on purpose$"}, "localhost-own-play").value == 0
+
+
+def test_a_real_plays_tasks_are_read_with_their_outcome_per_host():
+    from .captured import play
+
+    assert play("ansible-task", {"task": "^Set a value$"}, "localhost-own-play").value == "ok"
+    assert play("ansible-task", {"task": "^Wait a little$"}, "localhost-own-play").value == "changed"
+    assert play("ansible-task", {"task": "^Fail on purpose$", "host": "localhost"}, "localhost-own-play").value \
+        == "ignored"
+    stopped = play("ansible-task", {"task": "^Stop here$"}, "localhost-own-play")
+    assert (stopped.value, stopped.text) == ("failed", "TASK [Stop here] on localhost: failed")

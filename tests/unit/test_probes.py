@@ -1,8 +1,6 @@
 """Probe parsers on output captured from real bookworm, trixie and sid guests
 (tests/fixtures/outputs/<suite>-<case>.json: command, exit code, stdout, stderr)."""
 
-import json
-from pathlib import Path
 
 import pytest
 
@@ -13,61 +11,53 @@ from harness.probes.facts import numeric
 from harness.probes.facts import parse as parse_facts
 from harness.remote.result import CommandResult
 
-OUTPUTS = Path(__file__).parent.parent / "fixtures" / "outputs"
+from .captured import machine, output
+
 V1 = 'plugins."io.containerd.grpc.v1.cri"'
 V2 = 'plugins."io.containerd.cri.v1.runtime"'
 
 
-def captured(name: str) -> CommandResult:
-    d = json.loads((OUTPUTS / f"{name}.json").read_text())
-    return CommandResult("node1", d["command"], d["exit_code"], d["stdout"], d["stderr"], 0.0, 0.1)
-
-
-def read(kind: str, args: dict, fixture: str):
-    probe = make(kind, args)
-    result = captured(fixture)
-    assert probe.command() == result.command, "fixture was captured with another command"
-    return probe.parse(result)
+captured = output  # a fixture's CommandResult
 
 
 @pytest.mark.parametrize("suite", ["bookworm", "trixie", "sid"])
 def test_sysctl_of_a_missing_module_key(suite):
-    r = read("sysctl", {"key": "net.bridge.bridge-nf-call-iptables"}, f"{suite}-sysctl-missing")
+    r = machine("sysctl", {"key": "net.bridge.bridge-nf-call-iptables"}, f"{suite}-sysctl-missing")
     assert r.value is None
     assert r.text == "sysctl: cannot stat /proc/sys/net/bridge/bridge-nf-call-iptables: No such file or directory\n"
 
 
 def test_sysctl_value():
-    r = read("sysctl", {"key": "net.ipv4.ip_forward"}, "bookworm-sysctl-present")
+    r = machine("sysctl", {"key": "net.ipv4.ip_forward"}, "bookworm-sysctl-present")
     assert (r.value, r.text) == ("0", "net.ipv4.ip_forward = 0\n")
 
 
 def test_module_loaded_from_proc_modules():
-    assert read("module-loaded", {"module": "overlay"}, "bookworm-modules").value is True
-    assert read("module-loaded", {"module": "br_netfilter"}, "bookworm-modules").value is False
-    r = read("module-loaded", {"module": "virtio-blk"}, "bookworm-modules")  # dashes name the same module
+    assert machine("module-loaded", {"module": "overlay"}, "bookworm-modules").value is True
+    assert machine("module-loaded", {"module": "br_netfilter"}, "bookworm-modules").value is False
+    r = machine("module-loaded", {"module": "virtio-blk"}, "bookworm-modules")  # dashes name the same module
     assert r.value is True and r.text.startswith("virtio_blk ")
 
 
 def test_swaps():
-    assert read("swaps", {}, "sid-swaps-none").value == []
-    r = read("swaps", {}, "sid-swaps-active")
+    assert machine("swaps", {}, "sid-swaps-none").value == []
+    r = machine("swaps", {}, "sid-swaps-active")
     assert r.value == ["/swapfile.kubelab"]
 
 
 def test_unit_state():
-    assert read("unit-state", {"unit": "containerd"}, "bookworm-unit-state-containerd").value == "active"
-    assert read("unit-state", {"unit": "no-such-unit"}, "bookworm-unit-state-missing").value == "inactive"
+    assert machine("unit-state", {"unit": "containerd"}, "bookworm-unit-state-containerd").value == "active"
+    assert machine("unit-state", {"unit": "no-such-unit"}, "bookworm-unit-state-missing").value == "inactive"
 
 
 def test_file_probes():
-    assert read("file-exists", {"path": "/proc/sys/net/bridge/bridge-nf-call-iptables"}, "bookworm-file-exists-absent").value is False
-    r = read("file-content", {"path": "/etc/modules-load.d/k8s.conf"}, "bookworm-file-content-missing")
+    assert machine("file-exists", {"path": "/proc/sys/net/bridge/bridge-nf-call-iptables"}, "bookworm-file-exists-absent").value is False
+    r = machine("file-content", {"path": "/etc/modules-load.d/k8s.conf"}, "bookworm-file-content-missing")
     assert r.value is None and "No such file or directory" in r.text
 
 
 def test_journal_counts_lines():
-    r = read("journal", {"unit": "containerd", "lines": 20}, "bookworm-journal-containerd")
+    r = machine("journal", {"unit": "containerd", "lines": 20}, "bookworm-journal-containerd")
     assert r.value == len(r.text.splitlines()) and 0 < r.value <= 20
     assert all(line.startswith("2026-") and " node1 " in line for line in r.text.splitlines())
     assert any(" containerd[" in line for line in r.text.splitlines())
@@ -84,7 +74,7 @@ def test_journal_counts_lines():
     ("sid-containerd-dump", f"{V1}.cni", None),  # 2.x has no CNI settings under the old id
 ])
 def test_containerd_config_dump_as_shipped(fixture, key, value):
-    assert read("containerd-config", {"key": key}, fixture).value == value
+    assert machine("containerd-config", {"key": key}, fixture).value == value
 
 
 @pytest.mark.parametrize("suite,sentinel,systemd_cgroup_key,runtime_type", [
@@ -94,21 +84,21 @@ def test_containerd_config_dump_as_shipped(fixture, key, value):
 ])
 def test_containerd_1x_dump_after_dropin(suite, sentinel, systemd_cgroup_key, runtime_type):
     fixture = f"{suite}-dropin-containerd-dump"
-    assert read("containerd-config", {"key": f"{V1}.max_container_log_line_size"}, fixture).value == sentinel
-    assert read("containerd-config", {"key": systemd_cgroup_key}, fixture).value is True
-    assert read("containerd-config", {"key": f"{V1}.containerd.runtimes.runc.runtime_type"}, fixture).value == runtime_type
-    imports = read("containerd-config", {"key": "imports"}, fixture)
+    assert machine("containerd-config", {"key": f"{V1}.max_container_log_line_size"}, fixture).value == sentinel
+    assert machine("containerd-config", {"key": systemd_cgroup_key}, fixture).value is True
+    assert machine("containerd-config", {"key": f"{V1}.containerd.runtimes.runc.runtime_type"}, fixture).value == runtime_type
+    imports = machine("containerd-config", {"key": "imports"}, fixture)
     # every loaded file, the root included, in Go map order
     assert sorted(imports.value) == ["/etc/containerd/conf.d/50-kubelab.toml", "/etc/containerd/config.toml"]
 
 
 def test_containerd_2x_dump_after_dropin_merges():
     fixture = "sid-dropin-containerd-dump"
-    assert read("containerd-config", {"key": f"{V2}.max_container_log_line_size"}, fixture).value == 12345
-    r = read("containerd-config", {"key": f"{V2}.containerd.runtimes.runc.options.SystemdCgroup"}, fixture)
+    assert machine("containerd-config", {"key": f"{V2}.max_container_log_line_size"}, fixture).value == 12345
+    r = machine("containerd-config", {"key": f"{V2}.containerd.runtimes.runc.options.SystemdCgroup"}, fixture)
     assert (r.value, r.text) == (True, f"{V2}.containerd.runtimes.runc.options.SystemdCgroup = true")
-    assert read("containerd-config", {"key": f"{V2}.containerd.runtimes.runc.runtime_type"}, fixture).value == "io.containerd.runc.v2"
-    assert read("containerd-config", {"key": "imports"}, fixture).value == ["/etc/containerd/conf.d/*.toml"]
+    assert machine("containerd-config", {"key": f"{V2}.containerd.runtimes.runc.runtime_type"}, fixture).value == "io.containerd.runc.v2"
+    assert machine("containerd-config", {"key": "imports"}, fixture).value == ["/etc/containerd/conf.d/*.toml"]
 
 
 def test_containerd_config_when_the_command_fails():
@@ -148,16 +138,6 @@ def test_facts_of_a_containerd_built_from_source():
 
 def test_numeric_versions():
     assert numeric("1.6.20~ds1") == (1, 6, 20) and numeric("2.1") == (2, 1, 0) and numeric("") == ()
-
-
-def test_every_probe_kind_has_a_parser_test():
-    tested = {"sysctl", "module-loaded", "swaps", "unit-state", "file-exists", "file-content", "journal",
-              "containerd-config", "command", "ca-cert-hash",
-              # in test_cluster_probes.py:
-              "node-ready", "node-podcidr", "pods", "pod-logs", "events", "dns", "service-reaches-pods", "pods-reach-pods",
-              # in test_host_probes.py:
-              "ansible-failure", "ansible-task"}
-    assert set(PROBES) == tested
 
 
 def test_command_probe_value_is_the_exit_code():
@@ -212,3 +192,29 @@ def test_a_containerd_built_over_the_package_is_named_by_what_it_reports():
 
 def test_the_facts_command_asks_dpkg_for_the_package_version():
     assert "dpkg-query -W -f='${Version}' containerd" in FACTS_COMMAND
+
+
+def kinds_parsed_from_captures(folder) -> set[str]:
+    """The probe kinds some test in `folder` parses from captured output: a call of captured.py's
+    machine(), cluster() or play() whose first argument is the kind, written out."""
+    import ast
+
+    kinds = set()
+    for path in folder.glob("test_*.py"):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
+                func = node.func
+                name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+                if name in ("machine", "cluster", "play"):
+                    kinds.add(node.args[0].value)
+    return kinds
+
+
+def test_every_probe_kind_has_a_parser_test_on_captured_output():
+    """A probe registered without a test that parses what a real guest or cluster said fails here,
+    naming it (captures: tests/output_capture.py, tests/cluster_capture.py)."""
+    from pathlib import Path
+
+    lacking = sorted(set(PROBES) - kinds_parsed_from_captures(Path(__file__).parent))
+    assert lacking == [], f"probe kinds with no parser test on captured output: {', '.join(lacking)}"
