@@ -65,6 +65,11 @@ class MachineTimeout(BackendError, TimeoutError):
     """A machine did not reach a state in time."""
 
 
+class MachineLost(BackendError):
+    """A lab machine stopped under the run, by the host's doing: its QEMU process ended, or QEMU
+    paused it on a disk error. Names the machine and the cause libvirt gives."""
+
+
 class LabError(HarnessError):
     """A lab's state folder is missing, broken or in use."""
 

@@ -81,6 +81,12 @@ class MachineBackend(abc.ABC):
         off; raise BackendError if it still runs after `timeout` (it is never forced off)."""
 
     @abc.abstractmethod
+    def health(self, lab: "Lab") -> dict[str, str]:
+        """{machine: why it stopped under the run} for each machine the host took away (a crashed or
+        killed emulator, a pause on a disk error, a domain that is gone); {} when all run as left,
+        or when the backend cannot tell."""
+        return {}
+
     def disk_file(self, lab: "Lab", machine: str) -> Path:
         """The file holding the machine's root disk as it is now (its writable layer over the
         image), for a caller that copies it while the machine is off."""

@@ -556,6 +556,42 @@ class LibvirtBackend(MachineBackend):
                 raise BackendError(f"machine `{machine}` of lab `{lab.name}` did not power off within {timeout:g}s")
             time.sleep(0.5)
 
+    def health(self, lab) -> dict[str, str]:
+        """Only what the host does to a domain counts: QEMU gone (shut off, reason crashed: a kill or
+        a crash, never a shutdown or destroy of kubelab's), the domain undefined, or paused on an I/O
+        error (QEMU's werror=stop). A pool's own pause (reason user) and a power cycle are not."""
+        out = {}
+        for m in lab.state["machines"]:
+            try:
+                dom = self.conn.lookupByName(m["domain"])
+                state, reason = dom.state()
+            except libvirt.libvirtError as exc:
+                if _not_found(exc):
+                    out[m["name"]] = f"its domain {m['domain']} is gone (undefined under the run)"
+                continue  # libvirtd restarting: no answer is no news
+            if state == libvirt.VIR_DOMAIN_CRASHED or (
+                    state == libvirt.VIR_DOMAIN_SHUTOFF and reason == libvirt.VIR_DOMAIN_SHUTOFF_CRASHED):
+                out[m["name"]] = (f"its QEMU process ended under the run (libvirt: domain {m['domain']} shut off, "
+                                  "reason crashed: killed, or the emulator crashed; the host's OOM killer is one way)")
+            elif state == libvirt.VIR_DOMAIN_PAUSED and reason == libvirt.VIR_DOMAIN_PAUSED_IOERROR:
+                out[m["name"]] = self._io_error(lab, m["name"], dom)
+        return out
+
+    def _io_error(self, lab, machine: str, dom) -> str:
+        try:
+            disk = self.disk_file(lab, machine)
+            free = shutil.disk_usage(disk.parent).free
+            where = f"{disk.parent}: {free / 2**20:.0f} MiB free"
+        except (BackendError, OSError) as exc:
+            where = f"its disk could not be read ({exc})"
+        errors = {libvirt.VIR_DOMAIN_DISK_ERROR_NO_SPACE: "no space left",
+                  libvirt.VIR_DOMAIN_DISK_ERROR_UNSPEC: "an I/O error"}
+        try:
+            found = ", ".join(f"{dev}: {errors.get(code, code)}" for dev, code in dom.diskErrors().items())
+        except libvirt.libvirtError:
+            found = ""
+        return (f"QEMU paused it on a disk write error ({found or 'libvirt: paused, reason I/O error'}); {where}")
+
     def disk_file(self, lab, machine: str) -> Path:
         source = ET.fromstring(self._domain(lab, machine).XMLDesc(0)).find("devices/disk[@device='disk']/source")
         if source is None or not source.get("file"):

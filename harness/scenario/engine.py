@@ -34,6 +34,7 @@ from ..remote.result import CommandResult
 from ..tracks import track_of
 from .checks import Outcome, evaluate
 from .plan import BOOT_ID, Step, cluster_facts, plan, with_release
+from .watch import MachineWatch
 
 
 # what the record keeps of a machine's facts: containerd is the real version (probes/facts.py),
@@ -85,6 +86,7 @@ class Engine:
         self.since = 0.0
         self.failed_phase: str | None = None
         self.record: RunRecord | None = None
+        self.watch: MachineWatch | None = None  # the host taking a machine away under the run
         self.clock, self.sleep = clock, sleep  # injectable: tests run polls and reboots on a fake clock
 
     # -- the run -------------------------------------------------------------
@@ -120,6 +122,10 @@ class Engine:
         """Collect and teardown, whatever happened before. True if interrupted here."""
         rec = self.record
         interrupted = False
+        if self.watch is not None:
+            self.watch.stop()
+            self.watch.look()  # a machine lost while the last phase was failing for it
+            self._record_lost()
         try:
             self._phase("collect", self._collect, always=True)
         except KeyboardInterrupt:
@@ -156,6 +162,10 @@ class Engine:
             else:  # a bug in kubelab: keep the traceback with the run
                 log = rec.write_file(f"steps/{name}-internal-error.log", traceback.format_exc())
                 why = f"internal error: {type(exc).__name__}: {exc} (traceback in {log})"
+            if self.watch is not None and not always:
+                self.watch.look()  # did the host take a machine away? then that is why
+                if self.watch.lost:
+                    why = f"{self.watch.cause()} (then: {why.splitlines()[0] if why else ''})"
             rec.phase_end(entry, "failed", why)
             self.failed_phase = self.failed_phase or name
             self.progress.note(f"{name}: FAILED: {why.splitlines()[0]}")
@@ -193,8 +203,16 @@ class Engine:
         return RunResult(code, result, reason, rec.directory)
 
     # -- phases --------------------------------------------------------------
+    def _record_lost(self) -> None:
+        if self.watch is not None and self.watch.lost:
+            self.record.data["machines_lost"] = [{"machine": m, "cause": cause, "at": at}
+                                                 for m, (cause, at) in sorted(self.watch.lost.items())]
+            self.record.save()
+
     def _prepare(self, entry) -> None:
         self.lab = self.labs.up(self.scenario, self.suite, lab_name(self.scenario.name), self.progress)
+        if hasattr(self.lab, "health"):  # a real backend can say when the host took a machine away
+            self.watch = MachineWatch(self.lab, note=self.progress.note).start()
         rec = self.record
         rec.data["lab"].update(self.lab.describe())
         rec.save()

@@ -10,6 +10,7 @@ import time
 
 from .. import lifecycle, tuning
 from ..capacity import check_capacity
+from ..errors import MachineLost
 from ..lab import Lab, LabSpec, MachineSpec
 from ..machines import accel
 from ..remote.ssh import SshRemote
@@ -21,6 +22,7 @@ class LabHandle:
         self.lab = lab
         self.backend = backend
         self._remotes: dict[str, SshRemote] = {}
+        self._lost: dict[str, str] = {}  # machine -> why the host took it away (watch.py)
 
     @property
     def name(self) -> str:
@@ -51,9 +53,22 @@ class LabHandle:
         return self.lab.state["network"]["gateway"]
 
     def remote(self, machine: str) -> SshRemote:
+        if machine in self._lost:
+            raise MachineLost(f"machine {machine}: {self._lost[machine]}")
         if machine not in self._remotes:
             self._remotes[machine] = SshRemote(self.lab.ssh_target(machine))
         return self._remotes[machine]
+
+    def health(self) -> dict[str, str]:
+        """{machine: why} for the machines the host took away under the run (the backend's word)."""
+        return self.backend.health(self.lab)
+
+    def cut(self, machine: str, cause: str) -> None:
+        """A lost machine: its connection closed (a command waiting on it ends now) and no new one."""
+        self._lost[machine] = cause
+        remote = self._remotes.pop(machine, None)
+        if remote is not None:
+            remote.close()
 
     def power_cycle(self, machine: str, kernel_args: str, timeout: float) -> str:
         remote = self._remotes.pop(machine, None)
