@@ -47,11 +47,6 @@ class Recording:
         return call
 
 
-class _Response:
-    def __init__(self, data):
-        self.data = json.dumps(data)
-
-
 class Playback:
     """Answers each reader from a capture, in the order the probe asked; asked anything else, it fails."""
 
@@ -70,8 +65,15 @@ class Playback:
             assert (recorded["method"], recorded["args"]) == (name, list(args)), \
                 f"the probe asked {name}{tuple(args)}; the capture has {recorded['method']}{tuple(recorded['args'])}"
             model = MODELS[name]
-            return self._api.deserialize(_Response(recorded["result"]), model) if model else recorded["result"]
+            if not model:
+                return recorded["result"]
+            if model.startswith("list["):  # item by item: client releases spell list types differently
+                return [self._model(item, model[5:-1]) for item in recorded["result"]]
+            return self._model(recorded["result"], model)
         return call
+
+    def _model(self, data, model: str):
+        return self._api.deserialize(json.dumps(data), model, "application/json")
 
 
 def load(name: str) -> dict:
