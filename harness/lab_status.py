@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from . import lifecycle
 from .lab import Lab
+from .serve import process
 
 
 def lab_lines(lab: Lab) -> list[str]:
@@ -15,6 +16,14 @@ def lab_lines(lab: Lab) -> list[str]:
     lines += [f"  {m.name:<10} {m.role:<8} {m.state:<10} {m.ip}" for m in backend.machines(lab)]
     lines += [f"  server {svc['name']}: {svc['url']} (pid {svc['pid']}, log {svc['log']})"
               for svc in (lab.state.get("services") or {}).values()]
+    run = lab.state.get("run")
+    if run:
+        if process.start_time(run["pid"]) == run["started"]:
+            lines.append(f"  in use by the run of pid {run['pid']}: {run['folder']}")
+        else:
+            lines.append(f"  ORPHANED: the run that owned it (pid {run['pid']}) is gone; its record, incomplete: "
+                         f"{run['folder']} (`invoke report {run['folder']}`); `invoke lab.down -n {lab.name}` "
+                         "removes the lab")
     return lines
 
 

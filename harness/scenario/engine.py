@@ -132,6 +132,8 @@ class Engine:
             interrupted = True
         if self.options.keep:
             rec.phase_skipped("teardown", "--keep: the lab stays up")
+            if hasattr(self.lab, "keep"):
+                self.lab.keep()
             if self.lab is not None:
                 self.progress.note(f"lab `{self.lab.name}` kept: `invoke lab.down -n {self.lab.name}` removes it")
         else:
@@ -194,6 +196,11 @@ class Engine:
                 f"{o['check']} ({o['matched']})" for o in obs if o["kind"] == "expect")
         else:
             result, code, reason = "met", 0, "every expectation and check was met"
+        if self.watch is not None and self.watch.lost and not interrupted:
+            # nothing seen after the host failed can be the product's: no verdict of met or not-met
+            result, code = "error", 2
+            reason = f"the host failed under the run: {self.watch.cause()}" + (
+                f" ({self.failed_phase} failed then)" if self.failed_phase else "")
         complete = not interrupted
         rec.data["facts"] = derive_facts(self.scenario.facts, obs,
                                          control=self.options.control and bool(self.scenario.faults))
@@ -211,9 +218,11 @@ class Engine:
 
     def _prepare(self, entry) -> None:
         self.lab = self.labs.up(self.scenario, self.suite, lab_name(self.scenario.name), self.progress)
+        rec = self.record
+        if hasattr(self.lab, "claim"):  # a real lab: this run's, until it ends (lab.status names an orphan)
+            self.lab.claim(rec.directory)
         if hasattr(self.lab, "health"):  # a real backend can say when the host took a machine away
             self.watch = MachineWatch(self.lab, note=self.progress.note).start()
-        rec = self.record
         rec.data["lab"].update(self.lab.describe())
         rec.save()
         for name in self.lab.machines:

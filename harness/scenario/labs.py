@@ -6,6 +6,7 @@ engine tests can hand it scripted machines instead.
 
 from __future__ import annotations
 
+import os
 import time
 
 from .. import lifecycle, tuning
@@ -14,6 +15,7 @@ from ..errors import MachineLost
 from ..lab import Lab, LabSpec, MachineSpec
 from ..machines import accel
 from ..remote.ssh import SshRemote
+from ..serve import process
 from ..tracks import track_of
 
 
@@ -23,6 +25,7 @@ class LabHandle:
         self.backend = backend
         self._remotes: dict[str, SshRemote] = {}
         self._lost: dict[str, str] = {}  # machine -> why the host took it away (watch.py)
+        self._host_fault = ""  # a lab server gone: no machine is to be trusted to go on
 
     @property
     def name(self) -> str:
@@ -55,20 +58,48 @@ class LabHandle:
     def remote(self, machine: str) -> SshRemote:
         if machine in self._lost:
             raise MachineLost(f"machine {machine}: {self._lost[machine]}")
+        if self._host_fault:
+            raise MachineLost(self._host_fault)
         if machine not in self._remotes:
             self._remotes[machine] = SshRemote(self.lab.ssh_target(machine))
         return self._remotes[machine]
 
-    def health(self) -> dict[str, str]:
-        """{machine: why} for the machines the host took away under the run (the backend's word)."""
-        return self.backend.health(self.lab)
+    def claim(self, run_dir) -> None:
+        """The lab is this run's now: its process and run folder in the lab's state, so that a run
+        killed outright (SIGKILL: nothing of it can act) leaves a lab `lab.status` names as orphaned."""
+        self.lab.state["run"] = {"pid": os.getpid(), "started": process.start_time(os.getpid()), "folder": str(run_dir)}
+        self.lab.save()
 
-    def cut(self, machine: str, cause: str) -> None:
-        """A lost machine: its connection closed (a command waiting on it ends now) and no new one."""
-        self._lost[machine] = cause
-        remote = self._remotes.pop(machine, None)
-        if remote is not None:
-            remote.close()
+    def release(self) -> None:
+        """The run is over and the lab stays (--keep, a pool): no run owns it any more."""
+        if self.lab.directory.exists():
+            self.lab.state.pop("run", None)
+            self.lab.save()
+
+    def health(self) -> dict[str, str]:
+        """{machine: why} for the machines the host took away under the run (the backend's word),
+        and {"server NAME": why} for a lab server (registry, file server) whose process is gone."""
+        lost = dict(self.backend.health(self.lab))
+        for name, state in sorted((self.lab.state.get("services") or {}).items()):
+            daemon = process.Daemon.from_state(state)
+            if not daemon.alive():
+                lost[f"server {name}"] = (f"the lab's {daemon.name} at {daemon.url} (pid {daemon.pid}) is gone; "
+                                          f"its log: {daemon.log}")
+        return lost
+
+    def cut(self, what: str, cause: str) -> None:
+        """A lost machine: its connection closed (a command waiting on it ends now) and no new one.
+        A lost server: every machine's, since whatever runs next may need it."""
+        if what.startswith("server "):
+            self._host_fault = cause
+            cut = list(self._remotes)
+        else:
+            self._lost[what] = cause
+            cut = [what]
+        for machine in cut:
+            remote = self._remotes.pop(machine, None)
+            if remote is not None:
+                remote.close()
 
     def power_cycle(self, machine: str, kernel_args: str, timeout: float) -> str:
         remote = self._remotes.pop(machine, None)
@@ -92,6 +123,10 @@ class LabHandle:
         for r in self._remotes.values():
             r.close()
         lifecycle.down(self.lab.name, progress)
+
+    def keep(self) -> None:
+        """--keep: the lab stays, and no run owns it."""
+        self.release()
 
 
 class BackendLabs:
@@ -159,6 +194,7 @@ class PooledHandle(LabHandle):
     def down(self, progress) -> None:
         for r in self._remotes.values():
             r.close()
+        self.release()
         from ..errors import HarnessError
 
         try:  # the run is over: a pause that fails costs CPU, not the verdict

@@ -1,8 +1,9 @@
-"""A run's eye on its machines: the host can take one away under the run (its QEMU process
-killed or crashed, QEMU pausing it on a full disk), and then every wait on that machine would
-run to its own timeout and end as something else. The watch asks the backend every few seconds
-(LabHandle.health), and on the first machine lost it cuts that machine's SSH connection, so the
-command waiting on it ends now, and says why; the engine reports that cause as the run's."""
+"""A run's eye on its machines and the lab's servers: the host can take one away under the run
+(a QEMU process killed or crashed, QEMU pausing a guest on a full disk, the registry's process
+gone), and then every wait on it would run to its own timeout and end as something else, or as a
+product verdict ("ImagePullBackOff"). The watch asks every few seconds (LabHandle.health); on a
+loss it cuts the SSH connections that depend on it, so the command waiting ends now, and says
+why; the engine makes that the run's verdict (error, exit 2), whatever the checks said."""
 
 from __future__ import annotations
 
@@ -34,10 +35,10 @@ class MachineWatch:
         except Exception:  # noqa: BLE001 - a backend that cannot answer now (libvirtd restarting) is no news
             return {}
         new = {m: cause for m, cause in found.items() if m not in self.lost}
-        for machine, cause in new.items():
-            self.lost[machine] = (cause, time.time())
-            self.handle.cut(machine, cause)
-            self.note(f"machine {machine}: {cause}")
+        for what, cause in new.items():
+            self.lost[what] = (cause, time.time())
+            self.handle.cut(what, cause)
+            self.note(_said(what, cause))
         return new
 
     def _loop(self) -> None:
@@ -45,5 +46,10 @@ class MachineWatch:
             self.look()
 
     def cause(self) -> str:
-        """The lost machines and why, one line; "" while none is."""
-        return "; ".join(f"machine {m}: {cause}" for m, (cause, _) in sorted(self.lost.items()))
+        """What the host took away and why, one line; "" while nothing is."""
+        return "; ".join(_said(what, cause) for what, (cause, _) in sorted(self.lost.items()))
+
+
+def _said(what: str, cause: str) -> str:
+    """A machine by its name; a server's cause names it already."""
+    return cause if what.startswith("server ") else f"machine {what}: {cause}"

@@ -107,3 +107,61 @@ def test_the_watch_leaves_a_pools_own_pause_and_a_power_cycle_alone(libvirt_back
         assert list(found) == ["node1"] and "reason crashed" in found["node1"]
     finally:
         remove_lab_whatever_happened(name)
+
+
+def test_kubelab_killed_outright_leaves_an_orphan_lab_status_names_with_its_record(
+        libvirt_backend, bookworm_image, tmp_path):
+    """SIGKILL: nothing of kubelab can act. The next `lab.status` names the lab orphaned with its run
+    folder, `invoke report` renders that incomplete record, and `lab.down` removes the lab."""
+    run = Run("br-netfilter-missing", tmp_path / "runs")
+    lab = None
+    try:
+        wait_for(lambda: run.said("armed-check: ok"), 900, "the fault armed and proven")
+        lab = run.record()["lab"]["name"]
+        run.proc.send_signal(signal.SIGKILL)
+        assert run.wait(timeout=60) == -signal.SIGKILL
+        folder = next(Path(run.runs).glob("*/*/run.json")).parent
+        status = invoke("lab.status").communicate(timeout=120)[0]
+        assert f"ORPHANED: the run that owned it (pid {run.proc.pid}) is gone; its record, incomplete: {folder}" \
+            in status, status
+        assert run.record()["status"] == "incomplete"
+        report = invoke("report", str(folder))
+        assert report.wait(timeout=120) == 0, report.stdout.read()
+        assert "INCOMPLETE RUN" in (folder / "report.md").read_text()
+        down = invoke("lab.down", "-n", lab)
+        assert down.wait(timeout=300) == 0, down.stdout.read()
+        assert objects_of(lab) == []
+    finally:
+        if lab and objects_of(lab):
+            from .helpers import remove_lab_whatever_happened
+            remove_lab_whatever_happened(lab)
+
+
+def test_the_lab_registry_gone_during_an_install_ends_the_run_naming_it(
+        libvirt_backend, sid_node_image, tmp_path):
+    """kubeadm-baseline's registry killed as its install starts: exit 2 naming the server and its
+    address, never a verdict on the cluster; teardown removes everything."""
+    from harness.lab import Lab
+
+    run = Run("kubeadm-baseline", tmp_path / "runs")
+    lab = None
+    try:
+        wait_for(lambda: run.said("prepare: ok"), 1200, "the machines up and read")
+        lab = run.record()["lab"]["name"]
+        registry = Lab.load(lab).state["services"]["registry"]
+        os.kill(registry["pid"], signal.SIGKILL)
+        killed = time.monotonic()
+        code = run.wait(timeout=900)
+        ended = time.monotonic() - killed
+    finally:
+        if run.proc.poll() is None:
+            run.proc.send_signal(signal.SIGINT)
+            run.wait(timeout=300)
+    said = "\n".join(run.lines)
+    assert code == 2, said
+    assert ended < 60, f"the run ended {ended:.0f} s after the kill:\n{said}"
+    gone = f"the lab's registry at {registry['url']} (pid {registry['pid']}) is gone"
+    assert gone in said
+    record = run.record()
+    assert record["verdict"]["result"] == "error" and gone in record["verdict"]["reason"]
+    assert objects_of(lab) == []
