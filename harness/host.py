@@ -65,10 +65,15 @@ def systemd_is_init() -> bool:
     return Path("/run/systemd/system").is_dir()
 
 
-def _daemon_fix(name: str) -> str:
+def daemon_command(name: str) -> str:
+    """The command that starts daemon `name` on this host."""
+    return f"systemctl start {name}" if systemd_is_init() else f"/usr/sbin/{name} -d"
+
+
+def daemon_fix(name: str) -> str:
     if systemd_is_init():
-        return f"systemctl start {name}"
-    return f"/usr/sbin/{name} -d   (no systemd here: start it by hand; `invoke doctor --fix` does)"
+        return daemon_command(name)
+    return f"{daemon_command(name)}   (no systemd here: start it by hand; `invoke doctor --fix` does)"
 
 
 def kvm_group_ok() -> bool | None:
@@ -115,12 +120,12 @@ def checks() -> list[Check]:
     result.append(
         Check("virtlogd running", _socket_alive(VIRTLOGD_SOCK),
               f"socket {VIRTLOGD_SOCK}" + ("" if _socket_alive(VIRTLOGD_SOCK) else " not answering"),
-              _daemon_fix("virtlogd"))
+              daemon_fix("virtlogd"))
     )
     alive = _socket_alive(LIBVIRTD_SOCK)
     result.append(
         Check("libvirtd running", alive, f"socket {LIBVIRTD_SOCK}" + ("" if alive else " not answering"),
-              _daemon_fix("libvirtd"))
+              daemon_fix("libvirtd"))
     )
     kvm = kvm_group_ok()
     if kvm is None:

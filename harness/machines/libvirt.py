@@ -27,7 +27,7 @@ import libvirt
 from .. import paths, tuning
 from ..errors import (BackendError, BackendUnavailable, ConnectError, HostKeyMismatch, MachineTimeout, Unsupported,
                       UsageError)
-from ..host import LIBVIRT_URI
+from ..host import LIBVIRT_URI, daemon_command
 from ..remote.ssh import SshRemote
 from . import accel
 from .base import METADATA_NS, PREFIX, Machine, MachineBackend
@@ -198,7 +198,8 @@ class LibvirtBackend(MachineBackend):
             except libvirt.libvirtError as exc:
                 raise BackendUnavailable(
                     f"cannot connect to libvirt at {self.uri}: {exc.get_error_message()}\n"
-                    "  fix: `invoke doctor` (starts virtlogd and libvirtd when run as root)"
+                    f"  fix: `{daemon_command('libvirtd')}`, or `invoke doctor --fix` (starts virtlogd and libvirtd; "
+                    "a scenario, lab.up, matrix or evidence run starts them itself)"
                 ) from None
         return self._conn
 

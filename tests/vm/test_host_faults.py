@@ -165,3 +165,43 @@ def test_the_lab_registry_gone_during_an_install_ends_the_run_naming_it(
     record = run.record()
     assert record["verdict"]["result"] == "error" and gone in record["verdict"]["reason"]
     assert objects_of(lab) == []
+
+
+def test_libvirtd_down_a_reading_command_says_how_to_start_it_and_a_run_starts_it(libvirt_backend, bookworm_image):
+    """`lab.status` cannot start daemons (it only reads): exit 2 with the command that starts libvirtd,
+    and nothing made. `lab.up` prepares the host first: it starts libvirtd itself, says so, and goes on."""
+    from harness import host
+    from harness.machines.libvirt import LibvirtBackend
+
+    from .helpers import remove_lab_whatever_happened, unique_lab_name
+
+    name = unique_lab_name("nolibvirt")
+    before = LibvirtBackend().leftovers()
+    try:
+        _stop_libvirtd()
+        status = invoke("lab.status")
+        out = status.communicate(timeout=120)[0]
+        assert status.returncode == 2, out
+        assert f"fix: `{host.daemon_command('libvirtd')}`, or `invoke doctor --fix`" in out
+        up = invoke("lab.up", "--machines", "1", "--name", name, "--memory", "768")
+        out = up.communicate(timeout=900)[0]
+        assert up.returncode == 0, out
+        assert "host: started libvirtd" in out
+        assert any(o.startswith("domain") for o in objects_of(name))
+    finally:
+        host.prepare(log=lambda m: None)  # whatever happened, the host has its daemon back
+        remove_lab_whatever_happened(name)
+    assert sorted(LibvirtBackend().leftovers()) == sorted(before)
+
+
+def _stop_libvirtd() -> None:
+    import subprocess
+
+    from harness import host
+
+    if host.systemd_is_init():
+        subprocess.run(["systemctl", "stop", "libvirtd", "libvirtd.socket", "libvirtd-ro.socket",
+                        "libvirtd-admin.socket"], check=False, timeout=120)
+    else:
+        subprocess.run(["pkill", "-x", "libvirtd"], check=False, timeout=30)
+    wait_for(lambda: not host._socket_alive(host.LIBVIRTD_SOCK), 60, "libvirtd to stop")
