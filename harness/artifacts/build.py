@@ -16,7 +16,7 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from .. import paths
+from .. import diskspace, paths
 from ..errors import ArtifactError, BuildFailed
 from ..fsutil import write_atomic
 from ..progress import Progress
@@ -69,8 +69,11 @@ def ensure(component: Component, go_version: str, progress: Progress, rebuild: b
             "programs": {p.output: p.package for p in component.programs},
             "build_seconds": seconds, "note": component.note,
         })
-    except BaseException:
+    except BaseException as exc:
+        out_of_space = isinstance(exc, OSError) and diskspace.ran_out(work, exc=exc)
         store.discard(work)
+        if out_of_space:  # copying into the store: the entry was not committed
+            raise diskspace.full(paths.artifacts_dir(), f"{component.name}: store entry", diskspace.KIT_NEEDS) from None
         raise
 
 

@@ -13,7 +13,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from .. import paths, streamed
+from .. import diskspace, paths, streamed
 from ..errors import ArtifactError, BuildFailed, UsageError
 from ..progress import Progress
 
@@ -59,6 +59,8 @@ def run(args: list[str], component: str, cwd: Path | None = None, env: dict[str,
     shown = (shown_env + " " if shown_env else "") + shlex.join(cmd)
     progress_line = (lambda line: progress.update(f"{component}: {line[:100]}")) if progress else None
     done = streamed.run(cmd, timeout, env=environment(env), cwd=cwd, on_line=progress_line)
+    if done.exit_code is not None and done.exit_code != 0 and diskspace.ran_out(paths.go_dir(), done.lines):
+        raise diskspace.full(paths.go_dir(), f"{component}: `go {args[0]}`", diskspace.KIT_NEEDS)
     if done.exit_code != 0:
         raise BuildFailed(component, shown, done.exit_code, done.lines, str(cwd or ""))
     return done.output

@@ -15,7 +15,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from .. import paths, streamed
+from .. import diskspace, paths, streamed
 from ..errors import ImageError
 from ..fsutil import write_json
 from ..progress import Progress
@@ -218,8 +218,13 @@ def _build(recipe: Recipe, progress: Progress) -> store.Image:
             "packages": versions,
         }
         publish(work, final, manifest)
-    except BaseException:
+    except BaseException as exc:
+        # asked before the work folder goes: its removal frees what filled the disk
+        out_of_space = isinstance(exc, (ImageError, OSError)) and diskspace.ran_out(work.parent, str(exc).splitlines(),
+                                                                                     exc)
         remove_tree(work)
+        if out_of_space:
+            raise diskspace.full(paths.images_dir(), f"image {image_id}", diskspace.IMAGE_NEEDS) from None
         raise
     progress.note(f"image {image_id}: built in {time.time() - started:.0f}s")
     return store.load(final)
