@@ -84,3 +84,34 @@ def test_a_kit_build_on_a_full_cache_disk_says_so_and_commits_nothing(small_cach
     store = mnt / "artifacts" / "store"
     assert not store.exists() or [p.name for p in store.iterdir() if not p.name.startswith(".")] == []
     assert not list((mnt / "artifacts").glob("kits/*.json"))  # no kit record for a kit not made
+
+
+def test_an_image_build_killed_half_way_is_redone_never_used(tmp_path):
+    """SIGKILL mid-debootstrap: no image is published; the next build removes the dead one's work
+    folder and builds the image whole."""
+    import signal
+    import time
+
+    from .helpers import wait_for
+
+    cache = tmp_path / "cache"
+    shutil.copytree(paths.cache_dir() / "debs" / "bookworm", cache / "debs" / "bookworm")
+    env = dict(os.environ, KUBELAB_CACHE=str(cache))
+    first = invoke("images.build", "--suite", "bookworm", env=env)
+    images = cache / "images"
+    work = wait_for(lambda: [p for p in images.glob(".build-*/rootfs/usr")] if images.exists() else [], 600,
+                    "debootstrap to be unpacking")
+    time.sleep(5)
+    first.send_signal(signal.SIGKILL)
+    first.wait(timeout=60)
+    # debootstrap itself, orphaned, goes on a while: wait for the tree to stop changing hands
+    subprocess.run(["pkill", "-KILL", "-f", f"debootstrap .*{cache}"], check=False, timeout=30)
+    assert [p.name for p in images.iterdir() if p.name.startswith("debian-")] == []  # nothing published
+    assert [p for p in images.glob(".build-*")], "the killed build's work folder is what the next one must handle"
+    second = invoke("images.build", "--suite", "bookworm", env=env)
+    said = second.communicate(timeout=1800)[0]
+    assert second.returncode == 0, said
+    assert [p.name for p in images.glob(".build-*")] == []
+    [built] = [p for p in images.iterdir() if p.name.startswith("debian-bookworm-")]
+    assert (built / "manifest.json").is_file()
+    assert work  # (the kill landed mid-unpack)
