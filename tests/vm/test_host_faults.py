@@ -137,6 +137,7 @@ def test_kubelab_killed_outright_leaves_an_orphan_lab_status_names_with_its_reco
             remove_lab_whatever_happened(lab)
 
 
+@pytest.mark.cluster  # a kubeadm scenario's machines and servers: 4-5 min under TCG, so with -m cluster
 def test_the_lab_registry_gone_during_an_install_ends_the_run_naming_it(
         libvirt_backend, sid_node_image, tmp_path):
     """kubeadm-baseline's registry killed as its install starts: exit 2 naming the server and its
@@ -205,3 +206,27 @@ def _stop_libvirtd() -> None:
     else:
         subprocess.run(["pkill", "-x", "libvirtd"], check=False, timeout=30)
     wait_for(lambda: not host._socket_alive(host.LIBVIRTD_SOCK), 60, "libvirtd to stop")
+
+
+def test_two_scenarios_and_a_kit_build_at_once_all_succeed_on_their_own_labs(libvirt_backend, bookworm_image, kit,
+                                                                              tmp_path):
+    """Started together by mistake: the kit build waits on its lock or finds the kit built, and the
+    two runs of one scenario get labs of their own (names, networks) and both are met."""
+    runs = [Run("cgroup-driver-host", tmp_path / f"runs{i}") for i in (1, 2)]  # the shortest host scenario
+    build = invoke("artifacts.build")
+    try:
+        built = build.communicate(timeout=1800)[0]
+        codes = [r.wait(timeout=1800) for r in runs]
+    finally:
+        for r in runs:
+            if r.proc.poll() is None:
+                r.proc.send_signal(signal.SIGINT)
+                r.wait(timeout=300)
+    assert build.returncode == 0, built
+    assert codes == [0, 0], "\n\n".join("\n".join(r.lines) for r in runs)
+    labs = [r.record()["lab"]["name"] for r in runs]
+    assert labs[0] != labs[1]
+    networks = [next(line for line in r.lines if line.split("] ", 1)[-1].startswith("network ")) for r in runs]
+    subnets = [line.split("(")[1].split(",")[0] for line in networks]
+    assert subnets[0] != subnets[1], networks
+    assert all(objects_of(lab) == [] for lab in labs)
