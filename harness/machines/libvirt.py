@@ -59,6 +59,16 @@ _STATES = {
 libvirt.registerErrorHandler(lambda *_: None, None)
 
 
+def _stopped(domain: str) -> bool:
+    """Whether the domain's QEMU process is stopped (SIGSTOP, a debugger): /proc/PID/stat's state T or t."""
+    try:
+        pid = int(Path(f"/run/libvirt/qemu/{domain}.pid").read_text())
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (OSError, ValueError):
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] in ("T", "t")
+
+
 def domain_name(lab: str, machine: str) -> str:
     return f"{PREFIX}{lab}.{machine}"
 
@@ -576,6 +586,10 @@ class LibvirtBackend(MachineBackend):
                                   "reason crashed: killed, or the emulator crashed; the host's OOM killer is one way)")
             elif state == libvirt.VIR_DOMAIN_PAUSED and reason == libvirt.VIR_DOMAIN_PAUSED_IOERROR:
                 out[m["name"]] = self._io_error(lab, m["name"], dom)
+            elif state == libvirt.VIR_DOMAIN_RUNNING and _stopped(m["domain"]):
+                # libvirt still says running: the process was stopped behind its back (SIGSTOP)
+                out[m["name"]] = (f"its QEMU process is stopped (state T: SIGSTOP on the host), so the guest's "
+                                  "clock and every timing across the gap are not the cluster's")
         return out
 
     def _io_error(self, lab, machine: str, dom) -> str:

@@ -11,6 +11,7 @@ import threading
 import time
 
 INTERVAL = 2.0  # seconds between looks: a libvirt state call each, nothing on the guests
+SUSPEND_GAP = 5.0  # seconds the boot clock may run ahead of the monotonic one before it was a suspend
 
 
 class MachineWatch:
@@ -18,6 +19,7 @@ class MachineWatch:
         self.handle, self.note, self.interval = handle, note, interval
         self.lost: dict[str, tuple[str, float]] = {}  # machine -> (cause, when: epoch seconds)
         self._stop = threading.Event()
+        self._clocks: tuple[float, float] | None = None
         self._thread = threading.Thread(target=self._loop, name="kubelab-machine-watch", daemon=True)
 
     def start(self) -> "MachineWatch":
@@ -33,13 +35,26 @@ class MachineWatch:
         try:
             found = self.handle.health()
         except Exception:  # noqa: BLE001 - a backend that cannot answer now (libvirtd restarting) is no news
-            return {}
+            found = {}
+        slept = self._host_slept()
+        if slept:
+            found = {**found, **{m: slept for m in self.handle.machines}}
         new = {m: cause for m, cause in found.items() if m not in self.lost}
         for what, cause in new.items():
             self.lost[what] = (cause, time.time())
             self.handle.cut(what, cause)
             self.note(_said(what, cause))
         return new
+
+    def _host_slept(self) -> str:
+        """The host suspended since the last look: its boot clock ran on while the monotonic one stood."""
+        boot, mono = time.clock_gettime(time.CLOCK_BOOTTIME), time.monotonic()
+        last, self._clocks = self._clocks, (boot, mono)
+        if last is None:
+            return ""
+        gap = (boot - last[0]) - (mono - last[1])
+        return (f"the host was suspended for {gap:.0f} s under the run: guests stood still, and every timing "
+                "across the gap is not the cluster's") if gap > SUSPEND_GAP else ""
 
     def _loop(self) -> None:
         while not self._stop.wait(self.interval):

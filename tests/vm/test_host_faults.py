@@ -230,3 +230,27 @@ def test_two_scenarios_and_a_kit_build_at_once_all_succeed_on_their_own_labs(lib
     subnets = [line.split("(")[1].split(",")[0] for line in networks]
     assert subnets[0] != subnets[1], networks
     assert all(objects_of(lab) == [] for lab in labs)
+
+
+def test_guests_frozen_under_a_run_end_it_as_the_hosts_doing(libvirt_backend, bookworm_image, tmp_path):
+    """Every QEMU of the lab SIGSTOPped for longer than a probe's interval, then SIGCONTed, as a host
+    that suspends: no verdict is made from timings across the gap; the run ends exit 2 saying so."""
+    run = Run("br-netfilter-missing", tmp_path / "runs")
+    try:
+        wait_for(lambda: run.said("armed-check: ok"), 900, "the fault armed and proven")
+        pid = _qemu_pid(domain_name(run.record()["lab"]["name"], "node1"))
+        os.kill(pid, signal.SIGSTOP)
+        stopped = time.monotonic()
+        time.sleep(15)
+        os.kill(pid, signal.SIGCONT)
+        code = run.wait(timeout=600)
+        ended = time.monotonic() - stopped
+    finally:
+        if run.proc.poll() is None:
+            run.proc.send_signal(signal.SIGINT)
+            run.wait(timeout=300)
+    said = "\n".join(run.lines)
+    assert code == 2, said
+    assert ended < 75, f"the run ended {ended:.0f} s after the freeze:\n{said}"
+    assert "machine node1: its QEMU process is stopped (state T: SIGSTOP on the host)" in said
+    assert run.record()["verdict"]["result"] == "error"
