@@ -1,0 +1,152 @@
+"""Where an evidence book's time went, read from its run folders (nothing runs here).
+
+    .venv/bin/python benchmarks/book.py BOOK_FOLDER [BOOK_FOLDER ...]
+
+A book folder is what `invoke evidence --out` wrote: book.json, runs/<n>/matrix.json and each
+run's run.json. Printed for each book: its wall time; the time each phase took, summed over its
+runs and per scenario; and the same time by kind of wait:
+
+    lab up or restored   prepare: a lab made and booted, or a pooled one restored, and facts read
+    guest rebooting      a recovery's reboot or power cycle, until SSH answers again
+    installer            the install phase's commands (kubeadm, kubespray, the CNI)
+    probe polling        a check polled until it held (`within`), or to its deadline
+    back-off timer       the same, for a check that waits out a CrashLoopBackOff
+    probe reads          a check read once
+    commands             every other command on a guest (faults armed, recoveries)
+    kubelab between      a phase's time no command or check accounts for (kubelab's own work)
+    around the run       the matrix's time for a run outside its run.json (process start, a pool's first boot)
+    nothing running      the book's wall time while no run of it was running (waves, scheduling)
+
+Ratios are of the book's summed run time, measured in the runs themselves; nothing is asserted
+(these hosts are shared and noisy). The guests' CPU is not in the record yet: not printed.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+PHASES = ("prepare", "arm", "armed-check", "install", "expect", "recover", "verify", "collect", "teardown")
+KINDS = ("lab up or restored", "guest rebooting", "installer", "probe polling", "back-off timer", "probe reads",
+         "commands", "kubelab between", "around the run", "nothing running")
+
+
+def _span(item: dict) -> float:
+    return max(0.0, (item.get("finished_at") or 0) - (item.get("started_at") or 0))
+
+
+def _check_kind(o: dict) -> str:
+    said = f"{o.get('expected', '')} {o.get('matched', '')} {o.get('check', '')}".lower()
+    if "crashloopbackoff" in said or "backoff" in said:
+        return "back-off timer"
+    return "probe polling" if (o.get("within") or 0) > 0 else "probe reads"
+
+
+def _step_kind(step: dict) -> str:
+    if step["phase"] == "install":
+        return "installer"
+    name = (step.get("name") or "").lower()
+    return "guest rebooting" if "reboot" in name or "power" in name else "commands"
+
+
+def run_breakdown(run: dict) -> tuple[dict[str, float], dict[str, float]]:
+    """({phase: seconds}, {kind: seconds}) of one run.json; the kinds add up to the phases' sum."""
+    phases = {p["name"]: _span(p) for p in run["phases"]}
+    kinds: dict[str, float] = defaultdict(float)
+    for phase in run["phases"]:
+        total = _span(phase)
+        if phase["name"] == "prepare":
+            kinds["lab up or restored"] += total
+            continue
+        # each command and each check: from the end of what came before it in the phase to its own end
+        items = [(s["started_at"] + (s.get("duration") or 0), _step_kind(s)) for s in run["steps"]
+                 if s["phase"] == phase["name"] and s.get("started_at")]
+        items += [(o["at"], _check_kind(o)) for o in run["observations"]
+                  if o.get("phase") == phase["name"] and o.get("at") and o.get("kind") != "finding"]
+        mark, counted = phase["started_at"], 0.0
+        for end, kind in sorted(items):
+            end = min(end, phase["started_at"] + total)
+            took = max(0.0, end - mark)
+            kinds[kind] += took
+            counted += took
+            mark = max(mark, end)
+        kinds["kubelab between"] += max(0.0, total - counted)
+    return phases, dict(kinds)
+
+
+def _union(intervals: list[tuple[float, float]]) -> float:
+    out, end = 0.0, None
+    for a, b in sorted(intervals):
+        if end is None or a > end:
+            out += b - a
+            end = b
+        elif b > end:
+            out += b - end
+            end = b
+    return out
+
+
+def book_breakdown(folder: Path) -> dict:
+    book = json.loads((folder / "book.json").read_text())
+    by_phase: dict[str, float] = defaultdict(float)
+    by_kind: dict[str, float] = defaultdict(float)
+    per_scenario: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    intervals, runs = [], 0
+    for matrix_file in sorted(folder.glob("runs/*/matrix.json")):
+        matrix = json.loads(matrix_file.read_text())
+        for cell in matrix["cells"]:
+            for name, entry in cell["scenarios"].items():
+                if not entry.get("run_dir"):
+                    continue
+                run = json.loads((matrix_file.parent / entry["run_dir"]).with_name("run.json").read_text())
+                runs += 1
+                phases, kinds = run_breakdown(run)
+                inside = _span(run)
+                kinds["around the run"] = max(0.0, (entry.get("seconds") or inside) - inside)
+                intervals.append((run["started_at"], run.get("finished_at") or run["started_at"]))
+                for p, s in phases.items():
+                    by_phase[p] += s
+                    per_scenario[name][p] += s
+                for k, s in kinds.items():
+                    by_kind[k] += s
+                per_scenario[name]["total"] += (entry.get("seconds") or inside)
+    wall = book.get("wall_s") or 0.0
+    by_kind["nothing running"] = max(0.0, wall - _union(intervals))
+    return {"wall": wall, "runs": runs, "by_phase": by_phase, "by_kind": by_kind, "per_scenario": per_scenario}
+
+
+def report(folder: Path, b: dict) -> str:
+    summed = sum(b["by_phase"].values()) or 1.0
+    lines = [f"book {folder}: {b['wall']:.0f} s wall ({b['wall'] / 60:.1f} min), {b['runs']} runs, "
+             f"{summed:.0f} s of runs summed", "", "by phase (summed over the runs)      s      share"]
+    lines += [f"  {p:<30} {b['by_phase'].get(p, 0.0):8.0f}  {b['by_phase'].get(p, 0.0) / summed:6.1%}" for p in PHASES]
+    lines += ["", "by kind of wait                      s      share of the runs"]
+    for k in KINDS:
+        s = b["by_kind"].get(k, 0.0)
+        share = "(of the wall)" if k == "nothing running" else f"{s / summed:6.1%}"
+        lines.append(f"  {k:<30} {s:8.0f}  {share}")
+    lines += ["", "per scenario (s): " + "  ".join(p[:7] for p in PHASES) + "  total"]
+    for name, per in sorted(b["per_scenario"].items(), key=lambda kv: -kv[1]["total"]):
+        lines.append(f"  {name:<28}" + "".join(f"{per.get(p, 0.0):8.0f}" for p in PHASES) + f"{per['total']:8.0f}")
+    lines.append("guests' CPU: not in the record (not printed)")
+    return "\n".join(lines)
+
+
+def main(argv: list[str]) -> int:
+    if not argv:
+        print(__doc__)
+        return 2
+    for arg in argv:
+        folder = Path(arg)
+        if not (folder / "book.json").is_file():
+            print(f"{folder}: no book.json; give a folder `invoke evidence --out` wrote", file=sys.stderr)
+            return 2
+        print(report(folder, book_breakdown(folder)))
+        print()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

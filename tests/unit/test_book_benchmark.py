@@ -1,0 +1,34 @@
+"""benchmarks/book.py's breakdown of a run: every second of its phases goes to exactly one kind of
+wait (read on the captured real run, tests/fixtures/runs/br-netfilter-missing)."""
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.paths import project_root
+
+RUN = Path(__file__).parent.parent / "fixtures/runs/br-netfilter-missing/run.json"
+
+
+def _bench():
+    spec = importlib.util.spec_from_file_location("book_bench", project_root() / "benchmarks" / "book.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_runs_kinds_of_wait_add_up_to_its_phases():
+    bench = _bench()
+    run = json.loads(RUN.read_text())
+    phases, kinds = bench.run_breakdown(run)
+    assert sum(kinds.values()) == pytest.approx(sum(phases.values()), abs=0.01)
+    assert kinds["guest rebooting"] == pytest.approx(66.29, abs=1.0)  # the recovery's reboot step, 66.29 s
+    assert kinds["lab up or restored"] == pytest.approx(phases["prepare"])
+    assert set(kinds) <= set(bench.KINDS)
+
+
+def test_time_covered_twice_is_counted_once():
+    bench = _bench()
+    assert bench._union([(0, 10), (5, 15), (20, 25)]) == 20
