@@ -18,8 +18,7 @@ from harness.docs import reference, schema, site
 from harness.errors import UsageError
 from harness.paths import project_root
 from harness.scenario.files import all_files
-from tests.unit.test_pages_in_browser import CHROMIUM, FLAGS, _missing
-from tests.conftest import unavailable
+from tests.unit.test_pages_in_browser import chromium
 
 ROOT = project_root()
 
@@ -81,27 +80,8 @@ def served(built):
 
 @pytest.fixture(scope="module")
 def browser(served, tmp_path_factory):
-    missing = _missing()
-    if missing:
-        unavailable(missing)
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        context = p.chromium.launch_persistent_context(
-            str(tmp_path_factory.mktemp("chromium-profile")), executable_path=CHROMIUM, headless=True, args=FLAGS)
-        elsewhere: list[str] = []
-
-        def only_the_site(route):  # the site is served on loopback; anything else is a finding, never fetched
-            if route.request.url.startswith(served):
-                route.continue_()
-            else:
-                elsewhere.append(route.request.url)
-                route.abort()
-
-        context.route("**/*", only_the_site)
-        context.elsewhere = elsewhere
+    with chromium(tmp_path_factory.mktemp("chromium-profile"), served) as context:  # the site on loopback only
         yield context
-        context.close()
 
 
 def _open(browser, url):
@@ -126,7 +106,7 @@ def test_every_page_in_the_nav_loads_without_a_console_error(browser, served):
         assert page.locator("h1").count() >= 1, md
         assert errors == [], (md, errors)
         page.close()
-    assert browser.elsewhere == []
+    assert browser.requests == []
 
 
 @pytest.mark.parametrize("words,page_wanted", [("br_netfilter", "scenarios/br-netfilter-missing/"),

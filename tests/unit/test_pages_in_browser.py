@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+from contextlib import contextmanager
 import shutil
 import sys
 from pathlib import Path
@@ -41,29 +42,37 @@ def _missing() -> str:
     return ""
 
 
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory):
+@contextmanager
+def chromium(profile: Path, allowed: str):
+    """Debian's chromium under Playwright, a fresh profile, every request outside `allowed` (a URL
+    prefix) aborted and kept in the context's `.requests`: a finding, never fetched."""
     missing = _missing()
     if missing:
         unavailable(missing)  # skipped with what is missing; a failure under CI=true
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        context = p.chromium.launch_persistent_context(
-            str(tmp_path_factory.mktemp("chromium-profile")), executable_path=CHROMIUM, headless=True, args=FLAGS)
+        context = p.chromium.launch_persistent_context(str(profile), executable_path=CHROMIUM, headless=True,
+                                                       args=FLAGS)
         requests: list[str] = []
 
-        def only_files(route):  # a page is read from disk; anything else is a finding, never fetched
-            if route.request.url.startswith("file:"):
+        def only_allowed(route):
+            if route.request.url.startswith(allowed):
                 route.continue_()
             else:
                 requests.append(route.request.url)
                 route.abort()
 
-        context.route("**/*", only_files)
+        context.route("**/*", only_allowed)
         context.requests = requests
         yield context
         context.close()
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    with chromium(tmp_path_factory.mktemp("chromium-profile"), "file:") as context:  # pages read from disk
+        yield context
 
 
 class Opened:

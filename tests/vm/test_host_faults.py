@@ -46,6 +46,20 @@ class Run:
         self._reader.join(timeout=10)
         return code
 
+    def break_when(self, text: str, fault, ready_within: float = 900, end_within: float = 600):
+        """Once the run says `text`, do `fault()` to the host; then (exit code, seconds from the fault
+        to the run's end, what it said). A run still going at the end is stopped (SIGINT) whatever happened."""
+        try:
+            wait_for(lambda: self.said(text), ready_within, f"the run to say {text!r}")
+            fault()
+            started = time.monotonic()
+            code = self.wait(timeout=end_within)
+            return code, time.monotonic() - started, "\n".join(self.lines)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.send_signal(signal.SIGINT)
+                self.wait(timeout=300)
+
 
 def _qemu_pid(domain: str) -> int:
     return int(Path(f"/run/libvirt/qemu/{domain}.pid").read_text())
@@ -55,19 +69,9 @@ def test_a_killed_qemu_ends_the_run_as_the_hosts_doing_naming_the_machine_within
         libvirt_backend, bookworm_image, tmp_path):
     """br-netfilter-missing's guest QEMU killed (SIGKILL, as the OOM killer does) once the fault is armed."""
     run = Run("br-netfilter-missing", tmp_path / "runs")
-    try:
-        wait_for(lambda: run.said("armed-check: ok"), 900, "the fault armed and proven")
-        lab = run.record()["lab"]["name"]
-        domain = domain_name(lab, "node1")
-        os.kill(_qemu_pid(domain), signal.SIGKILL)
-        killed = time.monotonic()
-        code = run.wait(timeout=600)
-        ended = time.monotonic() - killed
-    finally:
-        if run.proc.poll() is None:
-            run.proc.send_signal(signal.SIGINT)
-            run.wait(timeout=300)
-    said = "\n".join(run.lines)
+    code, ended, said = run.break_when(
+        "armed-check: ok", lambda: os.kill(_qemu_pid(domain_name(run.record()["lab"]["name"], "node1")), signal.SIGKILL))
+    lab = run.record()["lab"]["name"]
     assert code == 2, said
     assert ended < 60, f"the run ended {ended:.0f} s after the kill:\n{said}"
     assert "machine node1: its QEMU process ended under the run" in said
@@ -145,20 +149,14 @@ def test_the_lab_registry_gone_during_an_install_ends_the_run_naming_it(
     from harness.lab import Lab
 
     run = Run("kubeadm-baseline", tmp_path / "runs")
-    lab = None
-    try:
-        wait_for(lambda: run.said("prepare: ok"), 1200, "the machines up and read")
-        lab = run.record()["lab"]["name"]
-        registry = Lab.load(lab).state["services"]["registry"]
+    registry = {}
+
+    def kill_the_registry():
+        registry.update(Lab.load(run.record()["lab"]["name"]).state["services"]["registry"])
         os.kill(registry["pid"], signal.SIGKILL)
-        killed = time.monotonic()
-        code = run.wait(timeout=900)
-        ended = time.monotonic() - killed
-    finally:
-        if run.proc.poll() is None:
-            run.proc.send_signal(signal.SIGINT)
-            run.wait(timeout=300)
-    said = "\n".join(run.lines)
+
+    code, ended, said = run.break_when("prepare: ok", kill_the_registry, ready_within=1200, end_within=900)
+    lab = run.record()["lab"]["name"]
     assert code == 2, said
     assert ended < 60, f"the run ended {ended:.0f} s after the kill:\n{said}"
     gone = f"the lab's registry at {registry['url']} (pid {registry['pid']}) is gone"
@@ -236,21 +234,15 @@ def test_guests_frozen_under_a_run_end_it_as_the_hosts_doing(libvirt_backend, bo
     """Every QEMU of the lab SIGSTOPped for longer than a probe's interval, then SIGCONTed, as a host
     that suspends: no verdict is made from timings across the gap; the run ends exit 2 saying so."""
     run = Run("br-netfilter-missing", tmp_path / "runs")
-    try:
-        wait_for(lambda: run.said("armed-check: ok"), 900, "the fault armed and proven")
+
+    def freeze_for_15_s():
         pid = _qemu_pid(domain_name(run.record()["lab"]["name"], "node1"))
         os.kill(pid, signal.SIGSTOP)
-        stopped = time.monotonic()
         time.sleep(15)
         os.kill(pid, signal.SIGCONT)
-        code = run.wait(timeout=600)
-        ended = time.monotonic() - stopped
-    finally:
-        if run.proc.poll() is None:
-            run.proc.send_signal(signal.SIGINT)
-            run.wait(timeout=300)
-    said = "\n".join(run.lines)
+
+    code, ended, said = run.break_when("armed-check: ok", freeze_for_15_s)
     assert code == 2, said
-    assert ended < 75, f"the run ended {ended:.0f} s after the freeze:\n{said}"
+    assert ended < 60, f"the run ended {ended:.0f} s after the freeze ended:\n{said}"
     assert "machine node1: its QEMU process is stopped (state T: SIGSTOP on the host)" in said
     assert run.record()["verdict"]["result"] == "error"
