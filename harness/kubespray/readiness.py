@@ -72,7 +72,7 @@ def refusal(kubernetes: str, label: str, path, wanted: list[Download], served: s
             + f"\nThe kit serves {', '.join(sorted(served.files)) or 'no file'} and {images} image(s) of the list.")
     if blocked:
         text += (f" {len(blocked)} of the missing cannot be built on this machine with these settings "
-                 f"({', '.join(g.download.name for g in blocked)}); README: the kubespray track")
+                 f"({', '.join(g.download.name for g in blocked)}); see docs/kubespray.md")
     else:
-        text += " The rest is not built by kubelab yet (README: the kubespray track)"
+        text += " The rest is not built by kubelab yet (see docs/kubespray.md)"
     return text

@@ -311,7 +311,7 @@ def _guest_problems(scenario: Scenario, recipe_name: str, checkout: Path) -> lis
     out = []
     if "python3" not in have:
         out.append(f"kubespray's Ansible needs python3 in every guest, and the {suite} `{recipe.name}` "
-                   f"guest image has none ({listed}); README: the kubespray track")
+                   f"guest image has none ({listed}); see docs/kubespray.md")
     lacking = [p for p in system_packages.wanted(checkout, suite, settings(scenario.install)) if p not in have]
     if lacking:
         out.append(f"kubespray's system_packages role installs {', '.join(lacking)} on {suite} "
