@@ -202,6 +202,13 @@ class LibvirtBackend(MachineBackend):
     # -- connection --------------------------------------------------------
     @property
     def conn(self) -> libvirt.virConnect:
+        if self._conn is not None:
+            try:  # libvirtd restarted since: its old socket is closed for good, so connect again
+                alive = self._conn.isAlive()
+            except libvirt.libvirtError:
+                alive = 0
+            if not alive:
+                self._conn = None
         if self._conn is None:
             try:
                 self._conn = libvirt.open(self.uri)
@@ -212,6 +219,16 @@ class LibvirtBackend(MachineBackend):
                     "a scenario, lab.up, matrix or evidence run starts them itself)"
                 ) from None
         return self._conn
+
+    def reconnect(self) -> None:
+        """Drop the connection, so the next call opens one to the libvirtd running now (without an event
+        loop a client learns of a restart only from its next call's error)."""
+        if self._conn is not None:
+            try:
+                self._conn.close()
+            except libvirt.libvirtError:
+                pass
+            self._conn = None
 
     def check(self) -> None:
         self.conn.getVersion()

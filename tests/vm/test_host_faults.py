@@ -189,6 +189,7 @@ def test_libvirtd_down_a_reading_command_says_how_to_start_it_and_a_run_starts_i
         assert any(o.startswith("domain") for o in objects_of(name))
     finally:
         host.prepare(log=lambda m: None)  # whatever happened, the host has its daemon back
+        libvirt_backend.reconnect()  # the session's shared connection died with the daemon
         remove_lab_whatever_happened(name)
     assert sorted(LibvirtBackend().leftovers()) == sorted(before)
 
