@@ -15,7 +15,8 @@ from ..paths import project_root
 from ..probes import PROBES
 from . import field_help
 from .schema import Schema
-from .text import cell, code
+from ..evidence.book_render import code
+from .text import cell
 
 # user data below these, not fields of the file (their own pages list what they take)
 _DATA = ("install.variables.", "faults[].params.", ".probe.")

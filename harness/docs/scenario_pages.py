@@ -9,7 +9,8 @@ from pathlib import Path
 
 from ..faults import FAULTS
 from ..model import NOT_SET, Check, Scenario
-from .text import cell, code
+from ..evidence.book_render import code
+from .text import cell
 
 BOOKS = "books"  # under docs/: the example course's evidence books, as the book writes them
 

@@ -132,8 +132,8 @@ class Engine:
             interrupted = True
         if self.options.keep:
             rec.phase_skipped("teardown", "--keep: the lab stays up")
-            if hasattr(self.lab, "keep"):
-                self.lab.keep()
+            if hasattr(self.lab, "release"):  # the lab stays, and no run owns it
+                self.lab.release()
             if self.lab is not None:
                 self.progress.note(f"lab `{self.lab.name}` kept: `invoke lab.down -n {self.lab.name}` removes it")
         else:

@@ -124,10 +124,6 @@ class LabHandle:
             r.close()
         lifecycle.down(self.lab.name, progress)
 
-    def keep(self) -> None:
-        """--keep: the lab stays, and no run owns it."""
-        self.release()
-
 
 class BackendLabs:
     def __init__(self, backend: str | None = None):
