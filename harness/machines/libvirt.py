@@ -135,7 +135,8 @@ def refresh_pool(pool: libvirt.virStoragePool) -> None:
     """Rescan the pool's folder, unless another process is uploading into it right now.
 
     libvirt refuses a refresh while a volume upload runs (another lab coming up); its
-    list then still holds every volume created through it, which is all kubelab makes.
+    list then still holds every volume created through it, but not a seed written into
+    the folder since (teardown and the janitor look in the folder for those).
     """
     try:
         pool.refresh(0)
@@ -689,9 +690,30 @@ class LibvirtBackend(MachineBackend):
             vol = pool.storageVolLookupByName(name)
         except libvirt.libvirtError as exc:
             if _not_found(exc):
-                return False
+                return self._remove_unlisted_file(pool, name)
             raise
         return delete_volume(vol)
+
+    def _unlisted_files(self, pool) -> list[str]:
+        """kubelab's files in the pool's folder that libvirt does not list yet.
+
+        A seed is written as a file and appears in libvirt's list only at the pool's next
+        refresh, which libvirt refuses while another lab uploads; a run killed between the
+        two, or a refresh refused, would otherwise hide it from teardown and the janitor.
+        """
+        listed = {v.name() for v in pool.listAllVolumes(0)}
+        folder = self.pool_dir(pool)
+        if not folder.is_dir():
+            return []
+        return sorted(f.name for f in folder.iterdir()
+                      if f.name.startswith(PREFIX) and f.name not in listed and not is_box_volume(f.name))
+
+    def _remove_unlisted_file(self, pool, name: str) -> bool:
+        path = self.pool_dir(pool) / name
+        if not name.startswith(PREFIX) or not path.is_file():
+            return False
+        path.unlink(missing_ok=True)
+        return True
 
     def destroy(self, lab) -> list[str]:
         removed = []
@@ -717,6 +739,7 @@ class LibvirtBackend(MachineBackend):
         pool = self.storage_pool(create=False)
         if pool is not None:
             found += [f"volume {v.name()}" for v in pool.listAllVolumes(0) if not is_box_volume(v.name())]
+            found += [f"volume {name}" for name in self._unlisted_files(pool)]
         return found
 
     @staticmethod
@@ -741,6 +764,9 @@ class LibvirtBackend(MachineBackend):
                 if not is_box_volume(vol.name()) and lab_of(vol.name()) not in keep_labs:
                     if delete_volume(vol):
                         removed.append(f"volume {vol.name()}")
+            for name in self._unlisted_files(pool):
+                if lab_of(name) not in keep_labs and self._remove_unlisted_file(pool, name):
+                    removed.append(f"volume {name}")
         for net in self.conn.listAllNetworks(0):
             if net.name().startswith(PREFIX) and lab_of(net.name()) not in keep_labs:
                 if self._remove_network(net.name()):

@@ -85,3 +85,29 @@ def test_sigkill_during_up_then_the_janitor_leaves_nothing(libvirt_backend, book
         assert set(others) <= set(libvirt_backend.leftovers())  # every other lab's objects are still there
     finally:
         remove_lab_whatever_happened(name)
+
+
+def test_a_seed_libvirt_does_not_list_yet_is_still_found_and_removed(libvirt_backend):
+    """A seed is a file written into the pool's folder; libvirt lists it only after the pool's
+    next refresh, which it refuses while another lab uploads. A run killed in between left
+    one the janitor's first listing missed (seen in CI): teardown and the janitor read the folder too."""
+    from harness.machines.libvirt import POOL, seed_volume
+    name = unique_lab_name("seed")
+    pool = libvirt_backend.storage_pool()
+    seed = libvirt_backend.pool_dir(pool) / seed_volume(name, "node1")
+    try:
+        unrefreshed = libvirt_backend.conn.storagePoolLookupByName(POOL)
+        seed.write_bytes(b"seed")
+        assert seed.name not in {v.name() for v in unrefreshed.listAllVolumes(0)}
+        assert libvirt_backend._unlisted_files(unrefreshed) == [seed.name]
+        assert libvirt_backend._remove_volume(seed.name)  # as `lab.down` removes a recorded volume
+        assert not seed.exists()
+        seed.write_bytes(b"seed")
+        assert f"volume {seed.name}" in libvirt_backend.leftovers()
+        removed = libvirt_backend.remove_leftovers(keep_labs=(set(Lab.names()) | {
+            lab_of(o.split(" ", 1)[1]) for o in libvirt_backend.leftovers()}) - {name})
+        assert removed == [f"volume {seed.name}"]
+        assert not seed.exists()
+    finally:
+        seed.unlink(missing_ok=True)
+        remove_lab_whatever_happened(name)
