@@ -19,7 +19,7 @@ from invoke import Collection, Exit, task
 from harness import host, lifecycle, signals
 from harness.cli_options import (Choice, CommaList, ExistingFile, Flag, Glob, Integer, Positive, Several, Text,
                                  WritableFile, WritableFolder, checked, writable_folder_problem)
-from harness.cli_values import (BOOK_FOLDER, CLAIMS_FILE, CONTAINERD, KUBERNETES, KUBESPRAY, LAB, MACHINE,
+from harness.cli_values import (BOOK_FOLDER, CLAIMS_FILE, CONTAINERD, GIT_SOURCES, KUBERNETES, KUBESPRAY, LAB, MACHINE,
                                 MATRIX_RECORD, NEW_LAB, RECIPE, RUN_FOLDER, SCENARIO, SSH_TARGETS, SUITE, VERIFY_LAYERS)
 from harness.errors import HarnessError, UsageError
 from harness.images.recipe import DEFAULT_SUITE, SUITES
@@ -151,14 +151,23 @@ def images_prune(c):
 
 
 # -- artifacts ------------------------------------------------------------------
+def point_sources(given) -> None:
+    if given:
+        from harness.artifacts import git_source
+
+        git_source.point(given)
+
+
 @task(help={"kubernetes": "Kubernetes release to build (default: harness.artifacts.versions.DEFAULT_KUBERNETES)",
             "rebuild": "build every component again even if stored",
             "containerd": "instead, build this containerd release (2.2-2.4) from its Go module",
             "kubespray": "also build what this kubespray checkout downloads beyond the kit (etcd, runc, containerd "
-                         "at its versions), and say what of its list the lab cannot serve"})
+                         "at its versions), and say what of its list the lab cannot serve",
+            "source": "NAME=PATH,...: local clones of what is built from a git tag (calico, node-cache, "
+                      "cluster-proportional-autoscaler, nerdctl); else KUBELAB_SRC_* (docs/kit.md)"})
 @harness_errors
-@checked(kubernetes=KUBERNETES, rebuild=Flag(), containerd=CONTAINERD, kubespray=KUBESPRAY)
-def artifacts_build(c, kubernetes=None, rebuild=False, containerd=None, kubespray=None):
+@checked(kubernetes=KUBERNETES, rebuild=Flag(), containerd=CONTAINERD, kubespray=KUBESPRAY, source=GIT_SOURCES)
+def artifacts_build(c, kubernetes=None, rebuild=False, containerd=None, kubespray=None, source=None):
     """Build Kubernetes, etcd, CoreDNS, flannel, CNI plugins, crictl and pause from source, then their images."""
     from harness.artifacts import kit
     from harness.artifacts.versions import DEFAULT_KUBERNETES
@@ -172,6 +181,7 @@ def artifacts_build(c, kubernetes=None, rebuild=False, containerd=None, kubespra
         print(f"containerd {record['containerd']}: {', '.join(sorted(record['files']))} in {record['seconds']}s")
         return
     version = kit.check_version(kubernetes or DEFAULT_KUBERNETES)
+    point_sources(source)
     if kubespray:  # the checkout and the release in its tables, before an hour of building
         from harness.tracks.kubespray import build_for_checkout, checkout_for_build
 
@@ -293,18 +303,20 @@ def demo(c, suite=DEFAULT_SUITE, keep=False):
     "lab": "run on this pooled lab (made by `invoke matrix`): restore its snapshot first, leave it up after",
     "containerd": "run on sid with this containerd built from source (2.2-2.4) over Debian's",
     "kubespray": "kubespray scenarios: the kubespray checkout to run (else KUBELAB_KUBESPRAY, else install.kubespray)",
+    "source": "as for artifacts.build: local clones of what is built from a git tag",
 })
 @harness_errors
 @checked(name=SCENARIO, suite=SUITE, keep=Flag(), control=Flag(), dry_run=Flag(), kubernetes=KUBERNETES, lab=LAB,
-         containerd=CONTAINERD, kubespray=KUBESPRAY)
+         containerd=CONTAINERD, kubespray=KUBESPRAY, source=GIT_SOURCES)
 def scenario_run(c, name, suite=None, keep=False, control=False, dry_run=False, kubernetes=None, lab=None,
-                 containerd=None, kubespray=None):
+                 containerd=None, kubespray=None, source=None):
     """Run a scenario: inject, observe the failure, recover, verify, report. Exit 0/1/2."""
     from harness.evidence.record import check_runs_dir
     from harness.scenario import overrides
     from harness.scenario.files import find
     from harness.scenario.load import load
 
+    point_sources(source)
     asked = overrides.apply(load(find(name)), suite, kubernetes, containerd, control, kubespray, dry_run)
     scenario, suite = asked.scenario, asked.suite
     for w in scenario.warnings:  # before anything is created

@@ -124,6 +124,19 @@ def kubespray_checkout(raw: str) -> str:
     return str(checkout.load(Path(raw).expanduser().resolve(), "--kubespray").path)
 
 
+def git_sources(raw: str) -> dict[str, str]:
+    """`NAME=PATH,...`: clones of the projects the kit builds from a git tag."""
+    from .artifacts import git_source
+
+    return git_source.parse([v.strip() for v in raw.split(",") if v.strip()])
+
+
+def _git_source_names() -> str:
+    from .artifacts.git_source import REPOSITORIES
+
+    return ", ".join(sorted(REPOSITORIES))
+
+
 SUITE = Choice(*SUITES)
 RECIPE = Choice(*LAYERS)
 SCENARIO = Called(scenario_name, "a scenario name (scenarios/NAME.yaml) or a path to one",
@@ -141,5 +154,7 @@ CLAIMS_FILE = Called(claims_file, "a claims file, like claims/course.yaml",
                      ("/nonexistent-kubelab/claims.yaml", "/dev/null"), _claims_sample)
 KUBESPRAY = Called(kubespray_checkout, "a kubespray checkout (a clone of kubernetes-sigs/kubespray)",
                    ("/nonexistent-kubelab/kubespray", "/dev/null"))
+GIT_SOURCES = Called(git_sources, f"NAME=PATH of a local clone, comma-separated; NAME one of {_git_source_names()}",
+                     ("no-equals-sign", "no-such-project=/tmp"))
 BOOK_FOLDER = Called(book_folder, "the folder of an earlier `invoke evidence` book (with its book.json)",
                      ("/nonexistent-kubelab/book", "/dev/null"))

@@ -7,20 +7,21 @@ are not evidence that the cluster runs them; this is.
 
 from __future__ import annotations
 
-from .provisioners import flannel
+from . import cni as cnis
 
 # (what, namespace, label selector): kubeadm labels its static pods component=<name>
 # (cmd/kubeadm/app/util/staticpod/utils.go, v1.36.3), its CoreDNS Deployment k8s-app=kube-dns
-# (cmd/kubeadm/app/phases/addons/dns/manifests.go, v1.36.3); flannel's DaemonSet template
-# app=flannel (provisioners/flannel.py, upstream's v0.28.4) in kube-flannel; kubespray's in kube-system
-# (roles/network_plugin/flannel/templates/cni-flannel.yml.j2, v2.31.0-96-g46dbdd399)
+# (cmd/kubeadm/app/phases/addons/dns/manifests.go, v1.36.3); each CNI's pods are its own (harness/cni)
 PODS = (("etcd", "kube-system", "component=etcd"), ("CoreDNS", "kube-system", "k8s-app=kube-dns"))
-CNI_PODS = {"flannel": (("flannel", flannel.NAMESPACE, "app=flannel"), ("flannel", "kube-system", "app=flannel"))}
+
+
+def _cni_pods(cni: str) -> tuple:
+    return cnis.CNIS[cni].pods if cni in cnis.CNIS else ()
 
 
 def api(cni: str = "none") -> str:
     """What read() asks the API server, as dry-run prints it."""
-    pods = PODS + CNI_PODS.get(cni, ())
+    pods = PODS + _cni_pods(cni)
     return ("GET /version; GET /api/v1/nodes (status.nodeInfo.kubeletVersion); images of the pods "
             + ", ".join(f"{namespace}/{selector}" for _, namespace, selector in pods))
 
@@ -30,7 +31,7 @@ def read(cluster, cni: str = "none") -> dict:
     kubelet = {n.metadata.name: n.status.node_info.kubelet_version if n.status and n.status.node_info else ""
                for n in sorted(cluster.nodes(), key=lambda n: n.metadata.name)}
     images: dict[str, list[str]] = {}
-    for what, namespace, selector in PODS + CNI_PODS.get(cni, ()):
+    for what, namespace, selector in PODS + _cni_pods(cni):
         found = images.setdefault(what, [])
         for pod in cluster.pods(namespace, selector):
             for c in (pod.spec.init_containers or []) + (pod.spec.containers or []):

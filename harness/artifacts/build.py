@@ -11,6 +11,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import shlex
+import shutil
 import subprocess
 import time
 from contextlib import contextmanager
@@ -54,7 +55,7 @@ def ensure(component: Component, go_version: str, progress: Progress, rebuild: b
     entry = _cached(key, component.name, progress, rebuild)
     if entry:
         return entry
-    wrapper = _wrapper(component, progress)
+    wrapper = Path(component.tree) if component.tree else _wrapper(component, progress)
     work = store.workdir(key)
     try:
         started = time.monotonic()
@@ -62,12 +63,16 @@ def ensure(component: Component, go_version: str, progress: Progress, rebuild: b
             with progress.step(f"{component.name}: go build {program.package}"):
                 gotool.run(["build", *component.flags(), "-o", str(work / program.output), program.package],
                            component.name, cwd=wrapper, env=dict(component.env), progress=progress)
+        for inside, name in component.copies:  # files from the tagged tree an image carries
+            (work / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(wrapper / inside, work / name)
         seconds = round(time.monotonic() - started, 1)
         return store.commit(key, work, {
             "component": component.name, "module": component.module_at, "toolchain": go_version,
             "flags": component.flags(), "env": dict(component.env),
             "programs": {p.output: p.package for p in component.programs},
             "build_seconds": seconds, "note": component.note,
+            **({"source": component.source} if component.source else {}),
         })
     except BaseException as exc:
         out_of_space = isinstance(exc, OSError) and diskspace.ran_out(work, exc=exc)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from . import gomod
 from .versions import CNI_PLUGINS, FLANNEL, FLANNEL_CNI_PLUGIN_MODULE, FLANNEL_EXTRA_REQUIRES, KubeVersion
@@ -52,6 +53,11 @@ class Component:
     tags: tuple[str, ...] = ()
     env: tuple[tuple[str, str], ...] = field(default_factory=lambda: _env())
     note: str = ""
+    # built in the exported tree of a git tag (git_source.py) instead of a wrapper module; what
+    # the store key and the manifest record of it: {upstream, tag, commit} (+ repository)
+    tree: str = ""
+    source: dict | None = None
+    copies: tuple[tuple[str, str], ...] = ()  # (path in the tree, name in the entry): files an image needs
 
     @property
     def module_at(self) -> str:
@@ -66,11 +72,15 @@ class Component:
         return out
 
     def inputs(self, go_version: str) -> dict:
-        return {
+        out = {
             "component": self.name, "module": self.module_at, "go": go_version, "env": dict(self.env),
             "flags": self.flags(), "programs": [[p.package, p.output] for p in self.programs],
             "go.mod": self.gomod_text,
         }
+        if self.source:  # where the clone is does not change what is built; the commit does
+            out["source"] = {k: self.source[k] for k in ("upstream", "tag", "commit")}
+            out["copies"] = [list(c) for c in self.copies]
+        return out
 
     def key(self, go_version: str) -> str:
         blob = json.dumps(self.inputs(go_version), sort_keys=True).encode()
@@ -197,13 +207,82 @@ def runc(version: str, upstream_go_line: str) -> Component:
                      ldflags=("-extldflags=-static",), env=_env(cgo="1"))
 
 
+# -- from a git tag (git_source.py): projects whose module path the proxy does not serve -----
+def _from_tree(name: str, tree: "Tree", programs: tuple[Program, ...], ldflags: tuple[str, ...] = (),
+               copies: tuple[tuple[str, str], ...] = (), note: str = "") -> Component:
+    """Built inside the tagged tree with its own go.mod, from its `vendor/` where it keeps one."""
+    env = dict(_env())
+    if tree.vendored:
+        env["GOFLAGS"] = "-mod=vendor -buildvcs=false"
+    return Component(name=name, module=tree.module, version=tree.tag, wrapper="", gomod_text="",
+                     programs=programs, ldflags=ldflags, env=tuple(sorted(env.items())), note=note,
+                     tree=str(tree.path), source=tree.record, copies=copies)
 
-def nerdctl(version: str, upstream_go_line: str) -> Component:
-    """nerdctl as upstream's Makefile builds it (containerd/nerdctl Makefile @ v2.0.5): cgo off,
-    no build tags, version stamped into $(PACKAGE)/pkg/version; `Revision` stays empty, as a
-    module carries no git."""
-    mod = "github.com/containerd/nerdctl/v2"
-    return Component(name="nerdctl", module=mod, version=version, wrapper=f"nerdctl-{version}",
-                     gomod_text=gomod.wrapper({mod: version}, [f"{mod}/cmd/nerdctl"], _go_line(upstream_go_line)),
-                     programs=(Program(f"{mod}/cmd/nerdctl", "nerdctl"),),
-                     ldflags=(f"-X {mod}/pkg/version.Version={version}",))
+
+@dataclass(frozen=True)
+class Tree:
+    """An exported tagged tree (git_source.tree) as a component sees it."""
+    path: str
+    module: str
+    tag: str
+    record: dict  # repository, upstream, tag, commit
+    vendored: bool
+
+    @property
+    def commit(self) -> str:
+        return self.record["commit"]
+
+
+def nerdctl(tree: Tree) -> Component:
+    """nerdctl as upstream's Makefile builds it (containerd/nerdctl Makefile @ v2.3.0): cgo off,
+    no build tags, `$(PACKAGE)/pkg/version.Version` the tag and `.Revision` the commit. Built
+    from the tag, not the module proxy: cmd/nerdctl needs mod/tigron, a module nested in the
+    repository (go.mod: `replace ... => ./mod/tigron`) that the proxy does not serve."""
+    mod = tree.module
+    return _from_tree("nerdctl", tree, (Program(f"{mod}/cmd/nerdctl", "nerdctl"),),
+                      ldflags=(f"-X {mod}/pkg/version.Version={tree.tag}", f"-X {mod}/pkg/version.Revision={tree.commit}"))
+
+
+def node_cache(tree: Tree) -> Component:
+    """nodelocaldns's node-cache as kubernetes/dns build/build.sh builds it: CGO_ENABLED=0,
+    `-X ${PKG}/pkg/version.VERSION=${VERSION}` (the tag, `git describe --tags`), from vendor/."""
+    return _from_tree("node-cache", tree, (Program(f"{tree.module}/cmd/node-cache", "node-cache"),),
+                      ldflags=(f"-X {tree.module}/pkg/version.VERSION={tree.tag}",))
+
+
+def autoscaler(tree: Tree) -> Component:
+    """cluster-proportional-autoscaler as its build/build.sh builds it: CGO_ENABLED=0,
+    `-X $(go list -m)/pkg/version.Version=${VERSION}` (the tag), from vendor/. The variable in
+    pkg/version is `VERSION`, so upstream's stamp sets nothing and `--version` prints its
+    default, UNKNOWN, in upstream's binary as in this one (v1.8.8); the tag is in the record."""
+    name = "cluster-proportional-autoscaler"
+    return _from_tree(name, tree, (Program(f"{tree.module}/cmd/{name}", name),),
+                      ldflags=(f"-X {tree.module}/pkg/version.Version={tree.tag}",))
+
+
+def calico(tree: Tree) -> Component:
+    """calico's programs as its lib.Makefile builds them: CGO_ENABLED=0 (the `!cgo` builds leave
+    out only the BPF data plane, which kubespray's default VXLAN backend does not use),
+    `-X .../pkg/buildinfo.Version` the tag (`git describe --tags`) and `.GitRevision` the commit.
+    One component: calico-node, the CNI plugin (also run as calico-ipam) and its installer,
+    kube-controllers with its wrapper and status check, and calicoctl; with node/filesystem."""
+    mod = tree.module
+    info = f"{mod}/pkg/buildinfo"
+    programs = (Program(f"{mod}/node/cmd/calico-node", "calico-node"), Program(f"{mod}/cni-plugin/cmd/calico", "calico"),
+                Program(f"{mod}/cni-plugin/cmd/install", "install"),
+                Program(f"{mod}/kube-controllers/cmd/kube-controllers", "kube-controllers"),
+                Program(f"{mod}/kube-controllers/cmd/check-status", "check-status"),
+                Program(f"{mod}/kube-controllers/cmd/wrapper", "wrapper"),
+                Program(f"{mod}/calicoctl/calicoctl", "calicoctl"))
+    return _from_tree("calico", tree, programs,
+                      ldflags=(f"-X {info}.Version={tree.tag}", f"-X {info}.GitRevision={tree.commit}"),
+                      copies=tuple((f"node/{f}", f) for f in calico_node_files(tree))
+                      + (("manifests/crds.yaml", "crds.yaml"),))
+
+
+def calico_node_files(tree: Tree) -> list[str]:
+    """node/filesystem's files (`filesystem/...`): the scripts runit starts and their configuration,
+    which calico-node's image carries (node/Dockerfile.amd64 copies them to /etc and /usr/sbin)."""
+    root = Path(tree.path) / "node"
+    return sorted(p.relative_to(root).as_posix() for p in (root / "filesystem").rglob("*")
+                  if p.is_file() and not p.name.startswith("."))

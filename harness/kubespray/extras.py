@@ -9,6 +9,8 @@ Files, built from their Go modules in upstream's release layout and linked into 
                 (unpacked with --strip-components=1: roles/container-engine/containerd/tasks/main.yml)
     nerdctl     nerdctl-<V>-linux-amd64.tar.gz     nerdctl (upstream's also holds the two rootless
                 scripts, which kubespray never copies: roles/container-engine/nerdctl/tasks/main.yml)
+    calicoctl   calicoctl-linux-amd64              the binary
+    calico_crds crds.yaml                          calico's manifests/crds.yaml at the tag
 
 The versions are the checkout's (etcd_version, runc_version, containerd_version), not
 kubeadm's: kubespray runs etcd as a host unit at its own pin. Each build is a store entry like
@@ -19,26 +21,37 @@ Images, made from Debian's packages (oci/catalog.py) under the ref kubespray pul
 into the kit's registry storage beside its images:
 
     nginx       docker.io/library/nginx:<kubespray's tag>   Debian's nginx and its stream module
+
+and from a clone of their repository at kubespray's tag (artifacts/git_source.py), with what
+each upstream image carries at run time:
+
+    nodelocaldns   registry.k8s.io/dns/k8s-dns-node-cache           node-cache on iptables
+    dnsautoscaler  registry.k8s.io/cpa/cluster-proportional-autoscaler
+    calico_node, calico_cni, calico_policy   quay.io/calico/{node,cni,kube-controllers}
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from ..artifacts import archives, build, components, gotool, prerequisites
+from ..artifacts import archives, build, components, git_source, gotool, prerequisites
 from ..artifacts import containerd as built_containerd
+from ..artifacts import kit as kits
+from ..artifacts import store
 from ..oci import build as oci_build
 from ..progress import Progress
 from ..serve import files as serve_files
 from ..serve import registry
 from .downloads import Download
-from .sources import SOURCES, module_version
+from .sources import SOURCES, module_version, release
 
 IMAGE_RECIPES = {name: source.image for name, source in SOURCES.items() if source.image}  # given kubespray's ref
 RECIPES = tuple(name for name, source in SOURCES.items() if source.recipe)
 # minutes on this 2-core host with Go's cache warm, for the estimate printed before building
-# (measured here: etcd 3.6.14 55 s, runc 1.4.3 23 s, containerd 2.3.4 108 s, nerdctl 2.0.5 146 s)
-MINUTES = {"etcd": 1, "runc": 0.5, "containerd": 2, "nerdctl": 2.5, "nginx": 0.5}
+# (measured here: etcd 3.6.14 55 s, runc 1.4.3 23 s, containerd 2.3.4 108 s, nerdctl 2.2.2 38 s,
+# node-cache 1.25.0 59 s; calico's programs share one build, counted once)
+MINUTES = {"etcd": 1, "runc": 0.5, "containerd": 2, "nerdctl": 1, "nginx": 0.5, "nodelocaldns": 1.5,
+           "dnsautoscaler": 1, "calico_node": 12}
 
 
 def buildable(missing: list[Download]) -> list[Download]:
@@ -47,7 +60,7 @@ def buildable(missing: list[Download]) -> list[Download]:
 
 
 def estimate(downloads: list[Download]) -> str:
-    return f"about {max(1, round(sum(MINUTES.get(d.name, 2) for d in downloads)))} min"
+    return f"about {max(1, round(sum(MINUTES.get(d.name, 0.5) for d in downloads)))} min"
 
 
 def ensure(missing: list[Download], kit: dict, progress: Progress, rebuild: bool = False) -> dict[str, str]:
@@ -57,7 +70,8 @@ def ensure(missing: list[Download], kit: dict, progress: Progress, rebuild: bool
     todo = buildable(missing)
     links = {d.path: make(d.name, module_version(d), d.file_name, progress, rebuild)
              for d in todo if d.kind == "file"}
-    images = {d.image: make_image(d.name, d.image, progress, rebuild) for d in todo if d.kind == "image"}
+    images = {d.image: make_image(d.name, d.image, progress, rebuild, release(d), kit) for d in todo
+              if d.kind == "image"}
     with build.store_lock(progress):  # as the kit build that writes the tree and the storage
         if links:
             serve_files.add_links(Path(kit["files"]), links)
@@ -65,10 +79,33 @@ def ensure(missing: list[Download], kit: dict, progress: Progress, rebuild: bool
     return {**{p: str(f) for p, f in links.items()}, **pushed}
 
 
-def make_image(name: str, ref: str, progress: Progress, rebuild: bool = False) -> Path:
-    """The OCI layout of image `name` under kubespray's `ref`, in the store."""
+def make_image(name: str, ref: str, progress: Progress, rebuild: bool = False, version: str = "",
+               kit: dict | None = None) -> Path:
+    """The OCI layout of image `name` under kubespray's `ref`, in the store; an image of a git
+    source is made from its release `version` (and calico's CNI image from the kit's plugins)."""
+    source = SOURCES[name]
     with build.store_lock(progress):
-        return oci_build.ensure_image(IMAGE_RECIPES[name](ref), {}, progress, rebuild).directory
+        if not source.git:
+            return oci_build.ensure_image(IMAGE_RECIPES[name](ref), {}, progress, rebuild).directory
+        entry = _from_git(source.git, version, progress, rebuild)
+        entries = {entry.data["component"]: entry}
+        if name == "calico_node":
+            recipe = source.image(ref, [f for f in entry.files if f.startswith("filesystem/")])
+        else:
+            recipe = source.image(ref)
+        if name == "calico_cni":
+            entries["cni-plugins"] = kits.kit_entry(kit, "cni-plugins")
+        return oci_build.ensure_image(recipe, entries, progress, rebuild).directory
+
+
+GIT_COMPONENTS = {"nerdctl": components.nerdctl, "node-cache": components.node_cache,
+                  "cluster-proportional-autoscaler": components.autoscaler, "calico": components.calico}
+
+
+def _from_git(source: git_source.GitSource, version: str, progress: Progress, rebuild: bool) -> store.Entry:
+    """The store entry of a git source's release, built in its exported tag (under the store lock)."""
+    tree = git_source.prepared(source, version)
+    return build.ensure(GIT_COMPONENTS[source.component](tree), gotool.go_version(), progress, rebuild)
 
 
 def make(name: str, version: str, file_name: str, progress: Progress, rebuild: bool = False) -> Path:
@@ -78,6 +115,12 @@ def make(name: str, version: str, file_name: str, progress: Progress, rebuild: b
         record = prerequisites.ensure_containerd(version, progress)
         binaries = {Path(p).name: f for p, f in built_containerd.binaries(record).items()}
         return archives.tar_gz(file_name, {f"bin/{program}": f for program, f in binaries.items()})
+    if SOURCES[name].git:
+        with build.store_lock(progress):
+            entry = _from_git(SOURCES[name].git, version.lstrip("v"), progress, rebuild)
+        if name == "nerdctl":
+            return archives.tar_gz(file_name, {"nerdctl": entry.path("nerdctl")})
+        return entry.path("crds.yaml" if name == "calico_crds" else name)
     [module] = SOURCES[name].modules
     go_version = gotool.go_version()
     with build.store_lock(progress):
@@ -86,8 +129,5 @@ def make(name: str, version: str, file_name: str, progress: Progress, rebuild: b
             entry = build.ensure(components.etcd(version, go_line), go_version, progress, rebuild)
             folder = file_name.removesuffix(".tar.gz")
             return archives.tar_gz(file_name, {f"{folder}/{p}": entry.path(p) for p in entry.files})
-        if name == "nerdctl":
-            entry = build.ensure(components.nerdctl(version, go_line), go_version, progress, rebuild)
-            return archives.tar_gz(file_name, {"nerdctl": entry.path("nerdctl")})
         entry = build.ensure(components.runc(version, go_line), go_version, progress, rebuild)
         return entry.path("runc")

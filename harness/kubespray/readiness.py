@@ -22,7 +22,7 @@ Proxy = Callable[[str, str], tuple[bool, str]]
 def _build(gaps: list[sources.Gap], kit: dict, progress: Progress, label: str, hint: str = "",
            rebuild: bool = False) -> None:
     todo = [g.download for g in gaps]
-    progress.note(f"kubespray {label} downloads " + ", ".join(f"{d.name} {d.version}" for d in todo)
+    progress.note(f"kubespray {label} downloads " + ", ".join(f"{d.name} {d.version or d.tag}" for d in todo)
                   + f" beyond the kit: building, {extras.estimate(todo)}" + (f" ({hint})" if hint else ""))
     extras.ensure(todo, kit, progress, rebuild)
 

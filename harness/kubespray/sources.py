@@ -18,7 +18,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from ..artifacts import git_source
 from ..artifacts.containerd import in_series as containerd_series
+from ..errors import UsageError
 from ..oci import catalog
 from .downloads import Download
 
@@ -33,8 +35,7 @@ class Source:
     image: Callable[[str], catalog.ImageRecipe] | None = None  # or makes the image from `debian` under kubespray's ref
     releases: Callable[[str], bool] | None = None  # the releases its recipe builds (None: any served)
     releases_said: str = ""
-    version_variable: str = ""      # the kubespray variable that picks its release
-    builds_here: str = ""           # a release measured to build here, offered when the pin does not
+    git: git_source.GitSource | None = None  # or built from a clone of its repository at the release's tag
 
 
 # download name in kubespray's `downloads:` -> where the lab would make it
@@ -43,23 +44,25 @@ SOURCES: dict[str, Source] = {
     "runc": Source(modules=("github.com/opencontainers/runc",), recipe=True),
     "containerd": Source(modules=("github.com/containerd/containerd/v2",), recipe=True,
                          releases=containerd_series, releases_said="2.2-2.4"),
-    # kubespray master 46dbdd39 pins 2.3.0, which the proxy refuses here. Measured on 2026-12-04
-    # with go 1.26.8: 2.2.0, 2.2.1 and 2.3.1 are served but cmd/nerdctl imports pkg/testutil, which
-    # needs github.com/containerd/nerdctl/mod/tigron, a module nested in nerdctl's repository (its
-    # go.mod: `replace ... => ./mod/tigron`) that the proxy does not serve; 2.0.5 builds (146 s).
-    "nerdctl": Source(
-        modules=("github.com/containerd/nerdctl/v2",), recipe=True, version_variable="nerdctl_version",
-        builds_here="2.0.5",
-        kept_because="kubespray's containerd role depends on container-engine/nerdctl "
-                     "(roles/container-engine/containerd/meta/main.yml) and download.yml enables "
-                     "`nerdctl` whenever container_manager is containerd"),
-    # node-cache is k8s.io/dns's cmd/node-cache (kubernetes/dns go.mod: module k8s.io/dns)
-    "nodelocaldns": Source(modules=("k8s.io/dns",), leave_out={"enable_nodelocaldns": False}),
-    # the module was renamed when the project moved from kubernetes-incubator to kubernetes-sigs
-    "dnsautoscaler": Source(modules=("sigs.k8s.io/cluster-proportional-autoscaler",
-                                     "github.com/kubernetes-sigs/cluster-proportional-autoscaler",
-                                     "github.com/kubernetes-incubator/cluster-proportional-autoscaler"),
+    # The Go module proxy does not serve these (nerdctl 2.3.0 is refused; cmd/nerdctl of every
+    # release needs mod/tigron, a module nested in the repository; k8s.io/dns, the autoscaler and
+    # calico's monorepo are not served at all): each is built from a clone at kubespray's tag.
+    "nerdctl": Source(git=git_source.NERDCTL, recipe=True,
+                      kept_because="kubespray's containerd role depends on container-engine/nerdctl "
+                                   "(roles/container-engine/containerd/meta/main.yml) and download.yml enables "
+                                   "`nerdctl` whenever container_manager is containerd"),
+    "nodelocaldns": Source(git=git_source.NODE_CACHE, image=catalog.node_cache,
+                           leave_out={"enable_nodelocaldns": False}),
+    "dnsautoscaler": Source(git=git_source.AUTOSCALER, image=catalog.dns_autoscaler,
                             leave_out={"enable_dns_autoscaler": False}),
+    # kube_network_plugin: calico, kubespray's default; calicoctl and the CRD file are files,
+    # the rest images (typha and the API server are off by default: download.yml `enabled:`)
+    "calicoctl": Source(git=git_source.CALICO, recipe=True, leave_out={"kube_network_plugin": "flannel"}),
+    "calico_crds": Source(git=git_source.CALICO, recipe=True, leave_out={"kube_network_plugin": "flannel"}),
+    "calico_node": Source(git=git_source.CALICO, image=catalog.calico_node, leave_out={"kube_network_plugin": "flannel"}),
+    "calico_cni": Source(git=git_source.CALICO, image=catalog.calico_cni, leave_out={"kube_network_plugin": "flannel"}),
+    "calico_policy": Source(git=git_source.CALICO, image=catalog.calico_kube_controllers,
+                            leave_out={"enable_network_policy": False}),
     # the workers' local API proxy (loadbalancer_apiserver_type: nginx, kubespray's default)
     "nginx": Source(debian="nginx", image=catalog.nginx_proxy, leave_out={"loadbalancer_apiserver_localhost": False}),
 }
@@ -101,6 +104,8 @@ def gaps(missing: list[Download], served: Callable[[str, str], tuple[bool, str]]
         source = SOURCES.get(d.name)
         if source is None:
             out.append(Gap(d, None, "kubelab has no recipe for it"))
+        elif source.git:
+            out.append(_from_git(d, source, build_hint))
         elif source.debian and source.image:
             now = f" ({build_hint} builds it now)" if build_hint else ""
             out.append(Gap(d, True, f"made from Debian's `{source.debian}` package; kubelab builds it once nothing "
@@ -117,12 +122,26 @@ def gaps(missing: list[Download], served: Callable[[str, str], tuple[bool, str]]
                     break
                 answers.append(f"{module}@{version}" + (f" ({answer})" if answer else ""))
             else:
-                instead = (f"; kubelab builds {d.name} {source.builds_here} (measured to build here): set "
-                           f"`install.variables: {{{source.version_variable}: {source.builds_here}}}` in the scenario"
-                           if source.builds_here and source.version_variable else f"; {_leave_out(source)}")
                 out.append(Gap(d, False, "cannot be built here: not served by the Go module proxy: "
-                                         + "; ".join(answers) + instead))
+                                         + "; ".join(answers) + f"; {_leave_out(source)}"))
     return out
+
+
+def _from_git(d: Download, source: Source, build_hint: str) -> Gap:
+    """Buildable when a clone with the release's tag is given; else what is wrong and how to give it."""
+    version = release(d)
+    try:
+        found = git_source.resolve(source.git, source.git.tag(version))
+    except UsageError as exc:
+        return Gap(d, False, f"{exc}; or, {_leave_out(source)}")
+    now = f" ({build_hint} builds it now)" if build_hint else ""
+    return Gap(d, True, f"built from {found.path} at {found.tag} ({found.commit[:12]}); kubelab builds it once "
+                        f"nothing else is missing{now}")
+
+
+def release(d: Download) -> str:
+    """The upstream release a download is of, without a leading v (3.31.7, 1.25.0)."""
+    return str(d.version or d.tag or "").lstrip("v")
 
 
 def _servable(d: Download, source: Source, module_at: str, build_hint: str) -> Gap:

@@ -45,8 +45,8 @@ def _userland_layer(userland: tuple[str, ...], packages: list[debs.Package], blo
     with tempfile.TemporaryDirectory(prefix="kubelab-userland-") as tmp:
         root = Path(tmp)
         debs.unpack(packages, root)
-        if "iptables" in userland:
-            for link, target in catalog.IPTABLES_LINKS.items():
+        for name in userland:
+            for link, target in catalog.ALTERNATIVES.get(name, {}).items():
                 (root / link.lstrip("/")).symlink_to(target)
         if "busybox" in userland:
             applets = debs.check_runs(root, ["/bin/busybox", "--list-full"]).split()
@@ -63,14 +63,18 @@ def _userland_layer(userland: tuple[str, ...], packages: list[debs.Package], blo
         return write_layer(nodes, blobs, f"Debian packages: {versions}")
 
 
+def _links(userland: tuple[str, ...]) -> dict:
+    return {k: v for name in userland for k, v in catalog.ALTERNATIVES.get(name, {}).items()}
+
+
 def _key(recipe: catalog.ImageRecipe, entries: dict[str, store.Entry], packages: list[debs.Package]) -> str:
     binaries = [[b.component, b.name, b.dest, b.bind_low_ports, entries[b.component].files[b.name]["sha256"]]
                 for b in recipe.binaries]
     blob = {"format": LAYOUT_FORMAT, "ref": recipe.ref, "config": recipe.config.key_fields(), "base": recipe.base,
             "base_files": [catalog.PASSWD, recipe.group_file, catalog.NSSWITCH], "dirs": recipe.dirs,
-            "binaries": binaries, "userland": recipe.userland,
+            "binaries": binaries, "userland": recipe.userland, **({"owned": recipe.owned} if recipe.owned else {}),
             "packages": [[p.name, p.version] for p in packages],
-            "links": catalog.IPTABLES_LINKS if "iptables" in recipe.userland else {}}
+            "links": _links(recipe.userland)}
     return hashlib.sha256(json.dumps(blob, sort_keys=True).encode()).hexdigest()
 
 
@@ -97,6 +101,7 @@ def ensure_image(recipe: catalog.ImageRecipe, entries: dict[str, store.Entry], p
             nodes = [Node(d, kind="dir", mode=m) for d, m in recipe.dirs]
             nodes += [Node(b.dest, mode=0o755, source=entries[b.component].path(b.name), xattrs=b.xattrs)
                       for b in recipe.binaries]
+            nodes += [Node(path, data=b"", uid=uid, gid=uid) for path, uid in recipe.owned]
             if nodes:
                 layers.append(write_layer(nodes, blobs, "binaries: " + ", ".join(b.dest for b in recipe.binaries)
                                           if recipe.binaries else "directories"))

@@ -51,7 +51,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .layout import CAP_NET_BIND_SERVICE, ImageConfig, file_capability
+from .layout import CAP_NET_BIND_SERVICE, DEFAULT_PATH, ImageConfig, file_capability
 
 BIN = "/usr/local/bin"
 
@@ -77,6 +77,7 @@ class ImageRecipe:
     base: bool = True  # kubelab's base layer (passwd, group, /tmp)
     dirs: tuple[tuple[str, int], ...] = ()  # extra empty directories (path, mode)
     groups: tuple[str, ...] = ()  # /etc/group lines beyond the base layer's
+    owned: tuple[tuple[str, int], ...] = ()  # empty files (path, owner uid and gid) a non-root user writes
 
     @property
     def group_file(self) -> str:
@@ -93,11 +94,23 @@ USERLANDS = {
     "busybox": (("busybox-static",), (["/bin/cp", "--help"],)),
     "ipvs": (("ipset", "kmod"), (["/usr/sbin/ipset", "--version"], ["/sbin/modprobe", "--version"])),
     "nginx": (("nginx", "libnginx-mod-stream"), (["/usr/sbin/nginx", "-V"],)),
+    # calico-node's runit services and what their scripts and felix call (node/Dockerfile.amd64
+    # installs runit, iptables legacy and nft, ipset, iproute with tc, conntrack-tools, kmod,
+    # procps, which, net-tools, findutils); Debian's iptables carries both backends
+    "calico-node": (("dash", "bash", "coreutils", "debianutils", "runit", "ipset", "iproute2", "conntrack", "kmod",
+                     "procps", "findutils", "sed", "grep", "net-tools"),
+                    # runsvdir has no version flag (it would run); start_runit finds it with `which`
+                    (["/usr/bin/which", "runsvdir", "svlogd", "sv"], ["/sbin/ip", "-V"],
+                     ["/usr/sbin/conntrack", "--version"], ["/bin/bash", "--version"],
+                     ["/usr/sbin/ipset", "--version"], ["/sbin/modprobe", "--version"])),
 }
 # The iptables package's postinst picks the nft backend through update-alternatives
 # (Debian's default since buster, and what bookworm, trixie and sid guests use).
 IPTABLES_LINKS = {f"/usr/sbin/{family}{suffix}": f"{family}-nft{suffix}"
                   for family in ("iptables", "ip6tables") for suffix in ("", "-save", "-restore")}
+# Links a package's postinst makes through update-alternatives, which unpacking skips: per userland.
+# debianutils' `which` (Debian 12 on: /usr/bin/which -> which.debianutils)
+ALTERNATIVES = {"iptables": IPTABLES_LINKS, "calico-node": {"/usr/bin/which": "which.debianutils"}}
 
 
 TOOLBOX_IMAGE = "kubelab.local/toolbox:1"
@@ -111,6 +124,67 @@ def nginx_proxy(ref: str) -> ImageRecipe:
                                              stop_signal="SIGQUIT"),
                        userland=("nginx",), groups=("nogroup:x:65534:",),
                        dirs=(("/run", 0o755), ("/var/lib/nginx", 0o755), ("/var/log/nginx", 0o755)))
+
+
+def node_cache(ref: str) -> ImageRecipe:
+    """nodelocaldns: /node-cache on an iptables userland, ENTRYPOINT ["/node-cache"], root
+    (kubernetes/dns Dockerfile.node-cache @ 1.25.0, FROM distroless-iptables)."""
+    return ImageRecipe(ref, (Binary("node-cache", "node-cache", "/node-cache"),),
+                       ImageConfig(entrypoint=("/node-cache",)), userland=("iptables",))
+
+
+def dns_autoscaler(ref: str) -> ImageRecipe:
+    """/cluster-proportional-autoscaler alone, ENTRYPOINT itself, HOME=/, distroless/static:nonroot's
+    user (kubernetes-sigs/cluster-proportional-autoscaler Dockerfile.in and Makefile @ v1.8.8)."""
+    name = "cluster-proportional-autoscaler"
+    return ImageRecipe(ref, (Binary(name, name, f"/{name}"),),
+                       ImageConfig(entrypoint=(f"/{name}",), user="nonroot:nonroot", env=(DEFAULT_PATH, "HOME=/")))
+
+
+def _calico_file(name: str) -> str:
+    """Where node/filesystem's files go in calico-node's image: sbin/* to /usr/sbin, the rest at
+    its place (node/Dockerfile.amd64: COPY filesystem/etc/ /etc, filesystem/sbin/* /usr/sbin/)."""
+    inside = name.removeprefix("filesystem/")
+    return "/usr/sbin/" + inside.removeprefix("sbin/") if inside.startswith("sbin/") else "/" + inside
+
+
+def calico_node(ref: str, files: list[str]) -> ImageRecipe:
+    """calico-node: /bin/calico-node, node/filesystem's scripts and configuration, runit's
+    runsvdir as the command (CMD ["start_runit"], ENV SVDIR=/etc/service/enabled), root.
+    `files`: the calico entry's filesystem/ files."""
+    return ImageRecipe(ref, (Binary("calico", "calico-node", "/bin/calico-node"),)
+                       + tuple(Binary("calico", f, _calico_file(f)) for f in sorted(files)),
+                       ImageConfig(cmd=("start_runit",), env=(DEFAULT_PATH, "SVDIR=/etc/service/enabled")),
+                       userland=("iptables", "calico-node"), dirs=(("/var/log/calico", 0o755),))
+
+
+CALICO_CNI_BIN = "/opt/cni/bin"
+# the containernetworking plugins calico's CNI image carries (cni-plugin/Makefile CN_FILES);
+# upstream builds them from its fork, kubelab takes the kit's
+CALICO_CNI_PLUGINS = ("host-local", "portmap", "loopback", "tuning")
+
+
+def calico_cni(ref: str) -> ImageRecipe:
+    """The CNI plugin and its installer: /opt/cni/bin/{calico, calico-ipam, install} and the
+    plugins above; PATH starts with /opt/cni/bin, WORKDIR there, CMD ["/opt/cni/bin/install"]
+    (calico cni-plugin/Dockerfile @ v3.31.7). calico-ipam is the same program (it acts by its name)."""
+    return ImageRecipe(ref, (Binary("calico", "calico", f"{CALICO_CNI_BIN}/calico"),
+                             Binary("calico", "calico", f"{CALICO_CNI_BIN}/calico-ipam"),
+                             Binary("calico", "install", f"{CALICO_CNI_BIN}/install"))
+                       + tuple(Binary("cni-plugins", p, f"{CALICO_CNI_BIN}/{p}") for p in CALICO_CNI_PLUGINS),
+                       ImageConfig(cmd=(f"{CALICO_CNI_BIN}/install",), workdir=CALICO_CNI_BIN,
+                                   env=(f"PATH={CALICO_CNI_BIN}:" + DEFAULT_PATH.removeprefix("PATH="),)))
+
+
+def calico_kube_controllers(ref: str) -> ImageRecipe:
+    """kube-controllers under its wrapper, user 999, /status/status.json and /profiles/*.pprof
+    owned by it (calico kube-controllers/Dockerfile @ v3.31.7)."""
+    return ImageRecipe(ref, tuple(Binary("calico", b, f"/usr/bin/{b}") for b in ("kube-controllers", "check-status",
+                                                                              "wrapper")),
+                       ImageConfig(entrypoint=("/usr/bin/wrapper", "/usr/bin/kube-controllers"), user="999"),
+                       dirs=(("/status", 0o755), ("/profiles", 0o755)),
+                       owned=(("/status/status.json", 999), ("/profiles/mem.pprof", 999),
+                              ("/profiles/cpu.pprof", 999)))
 
 
 def recipes(kubeadm_refs: list[str], flannel_ref: str, flannel_cni_ref: str) -> list[ImageRecipe]:

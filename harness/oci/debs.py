@@ -29,7 +29,10 @@ def deb_cache() -> Path:
 
 
 def _run(cmd: list[str], what: str, timeout: float = 600, cwd: Path | None = None) -> str:
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=cwd)
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=cwd)
+    except subprocess.TimeoutExpired:
+        raise ArtifactError(f"{what}: `{' '.join(cmd)}` did not end within {timeout:.0f}s") from None
     if out.returncode != 0:
         hint = ""
         if "Unable to locate package" in out.stderr or "No packages found" in out.stderr:

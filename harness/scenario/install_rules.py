@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from .. import cni as cnis
 from ..errors import HarnessError
 from ..model import DEFAULT_POD_CIDR, DEFAULT_SERVICE_CIDR, INSTALL_TRACKS, InstallDef, LabDef
 from ..tracks import TRACKS
@@ -15,7 +16,6 @@ from .overlap import is_cidr
 IMPLEMENTED_TRACKS = tuple(TRACKS)  # the registry's (harness/tracks)
 GO_DURATION_RE = re.compile(r"^(?=\d)(\d+h)?(\d+m)?(\d+s)?$")  # what kubeadm's timeouts take, e.g. 1m30s
 PREPARE_ITEMS = ("ip_forward", "br_netfilter")
-CNIS = ("flannel", "none")
 
 
 def read_install(c: Checker, raw, path, lab: LabDef | None) -> InstallDef:
@@ -62,9 +62,13 @@ def read_install(c: Checker, raw, path, lab: LabDef | None) -> InstallDef:
         cidrs[key] = str(m.get(key, default))
         if not is_cidr(cidrs[key]):
             c.bad(path + (key,), f"found {show(m.get(key))}; allowed: an IPv4 network like {default}")
-    cni = m.get("cni", "flannel")
-    if cni not in CNIS:
-        c.bad(path + ("cni",), f"found {show(cni)}; allowed: {', '.join(CNIS)}")
+    cni = m.get("cni", cnis.DEFAULT)
+    if cni not in cnis.for_track(track):
+        also = [n for n in cnis.CNIS if n not in cnis.for_track(track)]
+        c.bad(path + ("cni",), f"found {show(cni)}; allowed on the {track} track: {', '.join(cnis.for_track(track))}"
+                               + (f" ({', '.join(also)}: the {', '.join(sorted({t for n in also for t in cnis.CNIS[n].tracks}))} track)"
+                                  if cni in also else ""))
+        cni = cnis.DEFAULT
     prepare = m.get("prepare", list(PREPARE_ITEMS))
     if not isinstance(prepare, list) or any(p not in PREPARE_ITEMS for p in prepare):
         c.bad(path + ("prepare",), f"found {show(prepare)}; allowed: a list of {', '.join(PREPARE_ITEMS)} (or [])")
@@ -103,7 +107,7 @@ def read_install(c: Checker, raw, path, lab: LabDef | None) -> InstallDef:
     kubespray, schedulable, play_fails, repairs = _kubespray_keys(c, m, path)
     variables = _kubespray_variables(c, m.get("variables", {}), path + ("variables",))
     refused = _versions_list(c, m.get("refused_versions", []), path + ("refused_versions",))
-    return InstallDef(track, version, cidrs["pod_cidr"], cidrs["service_cidr"], cni if cni in CNIS else "flannel",
+    return InstallDef(track, version, cidrs["pod_cidr"], cidrs["service_cidr"], cni,
                       tuple(prepare), pinned is not False, preload is not False, init_fails is True,
                       durations["kubelet_health_check"], init_fails_versions, durations["kubernetes_api_call"],
                       kubespray=kubespray, kubespray_source="install.kubespray" if kubespray else "",

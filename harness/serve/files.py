@@ -63,7 +63,7 @@ def add_links(root: Path, links: dict[str, Path]) -> None:
             staging.unlink()
         staging.symlink_to(target)
         staging.rename(link)
-    write_json(_added_file(root), {**_added(root), **{rel: str(t) for rel, t in links.items()}})
+    write_json(_added_file(root), {rel: str(t) for rel, t in {**_added(root), **links}.items()})
 
 
 def _relative(rel: str) -> str:

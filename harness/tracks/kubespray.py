@@ -17,7 +17,8 @@ from pathlib import Path
 from ..errors import UsageError
 from ..host_command import HOST
 from ..model import InstallDef, Scenario
-from ..provisioners.lab_network import LAB_NIC, SERVICE_ROUTE_NOTE, service_route_commands
+from .. import cni as cnis
+from ..provisioners.lab_network import SERVICE_ROUTE_NOTE, service_route_commands
 from ..remote.file_write import write_command
 from .base import Track
 
@@ -68,24 +69,10 @@ KUBELAB_VARIABLES = {
 
 
 def settings(install: InstallDef) -> dict:
-    """The variables a scenario's install section sets for kubespray (inventory-level choices).
-
-    flannel: the kit's images (flannel v0.28.4 and its CNI plugin, built from source and named as
-    upstream publishes them on ghcr.io), not the Docker Hub names and the CNI plugin tag kubespray
-    pins (download.yml: flannel_image_repo, flannel_init_image_repo, flannel_cni_version)."""
-    from ..artifacts.kit import FLANNEL_CNI_IMAGE, FLANNEL_IMAGE
-
-    out = {"container_manager": "containerd",
-           "kube_network_plugin": install.cni if install.cni != "none" else "cni",
+    """The variables a scenario's install section sets for kubespray (inventory-level choices);
+    what picks the CNI is the CNI's own (harness/cni)."""
+    out = {"container_manager": "containerd", **cnis.by_name(install.cni).kubespray(),
            "kube_pods_subnet": install.pod_cidr, "kube_service_addresses": install.service_cidr}
-    if install.cni == "flannel":
-        for prefix, ref in (("flannel", FLANNEL_IMAGE), ("flannel_init", FLANNEL_CNI_IMAGE)):
-            repo, tag = ref.rsplit(":", 1)
-            # below github_image_repo, which the vars file points at the lab registry
-            out[f"{prefix}_image_repo"] = "{{ github_image_repo }}" + repo.removeprefix("ghcr.io")
-            out[f"{prefix}_image_tag"] = tag
-        # flanneld's --iface (cni-flannel.yml.j2): it otherwise looks for the default route's interface
-        out["flannel_interface"] = LAB_NIC
     out.update(dict(install.variables))  # the loader refused any of the names above
     return out
 
@@ -116,7 +103,10 @@ def build_for_checkout(found, defaults, kubernetes: str, kit: dict, progress, re
     what it still cannot serve is an error (exit 2), as the preflight would make it."""
     from ..kubespray import readiness
 
-    wanted = defaults.resolve(kubernetes, settings(InstallDef(track="kubespray", kubernetes=kubernetes)))
+    # the downloads of every pod network the track installs: kubespray's default (calico) and flannel
+    wanted = list({d: None for n in cnis.for_track("kubespray") if n != "none"
+                   for d in defaults.resolve(kubernetes, settings(InstallDef(track="kubespray", kubernetes=kubernetes,
+                                                                             cni=n)))})
     served, gaps = readiness.build_all(wanted, kit, progress, found.version, rebuild=rebuild)
     if not served.complete:
         raise UsageError(readiness.refusal(kubernetes, found.version, found.path, wanted, served, gaps))

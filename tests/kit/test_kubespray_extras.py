@@ -1,7 +1,8 @@
 """The files the kubespray track builds beyond the kit (harness/kubespray/extras.py), made here
 without a kubespray checkout: at releases the module proxy serves and this machine already builds
 (the kit's etcd, CI's containerd column) plus runc at the release kubespray master pins. Each in
-upstream's release layout, and the programs in it run."""
+upstream's release layout, and the programs in it run. (What is built from a git clone, nerdctl
+among them, is tested in tests/kubespray/test_git_sources.py, where the clones are a prerequisite.)"""
 
 import subprocess
 import tarfile
@@ -10,14 +11,12 @@ import pytest
 
 from harness.artifacts import containerd as built_containerd
 from harness.kubespray import extras
-from harness.kubespray.sources import SOURCES
 from harness.progress import Progress
 from tests.kit import buildinfo
 
 pytestmark = pytest.mark.artifacts
 
 RUNC = "v1.4.3"  # kubespray master 46dbdd39's runc_version (roles/kubespray_defaults/vars/main/checksums.yml)
-NERDCTL = "v" + SOURCES["nerdctl"].builds_here  # the release measured to build here (kubespray's 2.3.0 is not served)
 
 
 def _run(path, *args) -> str:
@@ -68,13 +67,3 @@ def test_containerd_archive_unpacks_below_bin(tmp_path):
         buildinfo.assert_built_from(tmp_path / "bin" / program, f"github.com/containerd/containerd/v2/cmd/{program}",
                                     version)
 
-
-def test_nerdctl_archive_holds_the_program_kubespray_copies(tmp_path):
-    name = f"nerdctl-{NERDCTL.lstrip('v')}-linux-amd64.tar.gz"
-    with tarfile.open(extras.make("nerdctl", NERDCTL, name, Progress(quiet=True))) as tar:
-        assert tar.getnames() == ["nerdctl"]
-        tar.extractall(tmp_path, filter="data")
-    # nerdctl --version: cobra's "nerdctl version %s" with strings.TrimPrefix(version.GetVersion(), "v")
-    # (cmd/nerdctl/main.go @ v2.0.5), the version stamped into pkg/version
-    assert _run(tmp_path / "nerdctl", "--version").strip() == f"nerdctl version {NERDCTL.lstrip('v')}"
-    buildinfo.assert_built_from(tmp_path / "nerdctl", "github.com/containerd/nerdctl/v2/cmd/nerdctl", NERDCTL)

@@ -26,6 +26,8 @@ def test_added_links_replace_and_survive_a_rebuild_of_the_tree(cache, tmp_path):
     files.add_links(root, {"github.com/etcd.tar.gz": etcd})
     files.add_links(root, {"github.com/etcd.tar.gz": etcd2})  # replaced in place
     assert (root / "github.com/etcd.tar.gz").read_text() == "etcd-b"
+    files.add_links(root, {"github.com/runc.amd64": kubeadm})  # another file, added to those remembered
+    assert (root / "github.com/etcd.tar.gz").read_text() == "etcd-b"
     assert not list(root.rglob(".*.new*"))  # no staging link left
     root = files.write_tree("v1.40.1", {"dl.k8s.io/kubeadm": kubeadm})  # the kit rebuilt
     assert (root / "github.com/etcd.tar.gz").read_text() == "etcd-b"

@@ -39,34 +39,53 @@ def test_a_download_whose_module_is_served_is_buildable_but_not_built_yet():
     assert asked == ["go.etcd.io/etcd/server/v3@v3.6.14"]
 
 
-def test_one_not_served_names_the_proxys_answer_and_the_variable_that_leaves_it_out():
-    answer, _ = proxy(set())
-    [gap] = gaps([image("nodelocaldns", "registry.k8s.io/dns/k8s-dns-node-cache", "1.25.0")], answer)
-    assert gap.buildable is False
-    assert gap.reason == (f"cannot be built here: not served by the Go module proxy: k8s.io/dns@v1.25.0 ({REFUSED}); "
-                          "to go on without it, set `install.variables: {enable_nodelocaldns: false}` in the scenario")
-    assert gap.line().startswith("image nodelocaldns: registry.k8s.io/dns/k8s-dns-node-cache:1.25.0\n      cannot")
-
-
-def test_a_nerdctl_pin_not_served_offers_the_release_measured_to_build_here():
-    # kubespray master 46dbdd39 pins nerdctl 2.3.0, which the proxy refuses; 2.0.5 builds here
+def test_one_not_served_names_the_proxys_answer_and_what_kubespray_allows():
     answer, asked = proxy(set())
-    [gap] = gaps([file("nerdctl", "2.3.0")], answer)
-    assert gap.buildable is False and asked == ["github.com/containerd/nerdctl/v2@v2.3.0"]
-    assert gap.reason == ("cannot be built here: not served by the Go module proxy: "
-                          f"github.com/containerd/nerdctl/v2@v2.3.0 ({REFUSED}); kubelab builds nerdctl 2.0.5 "
-                          "(measured to build here): set `install.variables: {nerdctl_version: 2.0.5}` in the scenario")
-    answer, _ = proxy({"github.com/containerd/nerdctl/v2@v2.0.5"})
-    [chosen] = gaps([file("nerdctl", "2.0.5")], answer)
-    assert chosen.buildable is True and "kubelab builds it once nothing else is missing" in chosen.reason
+    [gap] = gaps([file("etcd", "v3.6.99")], answer)
+    assert gap.buildable is False and asked == ["go.etcd.io/etcd/server/v3@v3.6.99"]
+    assert gap.reason == (f"cannot be built here: not served by the Go module proxy: go.etcd.io/etcd/server/v3@v3.6.99 "
+                          f"({REFUSED}); no kubespray variable leaves it out")
 
 
-def test_every_module_path_of_a_renamed_project_is_asked_until_one_is_served():
-    answer, asked = proxy({"github.com/kubernetes-sigs/cluster-proportional-autoscaler@v1.8.8"})
-    [gap] = gaps([image("dnsautoscaler", "registry.k8s.io/cpa/cluster-proportional-autoscaler", "v1.8.8")], answer)
-    assert gap.buildable is True
-    assert asked == ["sigs.k8s.io/cluster-proportional-autoscaler@v1.8.8",
-                     "github.com/kubernetes-sigs/cluster-proportional-autoscaler@v1.8.8"]
+def _tagged_clone(path, module, tag):
+    import subprocess
+
+    def git(*args):
+        subprocess.run(["git", "-C", str(path), *args], check=True, capture_output=True)
+    path.mkdir()
+    git("init", "-q")
+    (path / "go.mod").write_text(f"module {module}\n\ngo 1.24\n")
+    git("add", ".")
+    git("-c", "user.email=t@example.invalid", "-c", "user.name=t", "commit", "-q", "-m", tag)
+    git("tag", tag)
+    return path
+
+
+def test_a_git_sourced_download_without_a_clone_says_how_to_give_one_and_asks_no_proxy(monkeypatch):
+    monkeypatch.delenv("KUBELAB_SRC_DNS", raising=False)
+    answer, asked = proxy(set())
+    [gap] = gaps([image("nodelocaldns", "registry.k8s.io/dns/k8s-dns-node-cache", "1.25.0")], answer)
+    assert gap.buildable is False and asked == []
+    assert gap.reason == ("node-cache 1.25.0: no source: the Go module proxy does not serve k8s.io/dns; provide a "
+                          "clone: `git clone --branch 1.25.0 https://github.com/kubernetes/dns PATH` (or a clone of "
+                          "your mirror of it), then `--source node-cache=PATH` or KUBELAB_SRC_DNS=PATH; or, to go on "
+                          "without it, set `install.variables: {enable_nodelocaldns: false}` in the scenario")
+    assert gap.line().startswith("image nodelocaldns: registry.k8s.io/dns/k8s-dns-node-cache:1.25.0\n      node-cache")
+
+
+def test_a_git_sourced_download_with_a_clone_at_its_tag_is_buildable(tmp_path, monkeypatch):
+    clone = _tagged_clone(tmp_path / "nerdctl", "github.com/containerd/nerdctl/v2", "v2.3.0")
+    monkeypatch.setenv("KUBELAB_SRC_NERDCTL", str(clone))
+    answer, asked = proxy(set())
+    [gap] = gaps([file("nerdctl", "2.3.0")], answer, "`invoke artifacts.build --kubespray K`")
+    assert gap.buildable is True and asked == []
+    assert gap.reason.startswith(f"built from {clone} at v2.3.0 (")
+    assert gap.reason.endswith("kubelab builds it once nothing else is missing "
+                               "(`invoke artifacts.build --kubespray K` builds it now)")
+    [older] = gaps([file("nerdctl", "2.2.2")], answer)  # a pin the clone has no tag for
+    assert older.buildable is False
+    assert older.reason.startswith(f"nerdctl v2.2.2: {clone} has no tag v2.2.2 (its newest: v2.3.0); ")
+    assert "kubespray cannot leave it out: kubespray's containerd role depends on" in older.reason
 
 
 def test_debian_made_and_unknown_downloads_ask_no_proxy():
