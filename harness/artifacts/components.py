@@ -265,7 +265,8 @@ def calico(tree: Tree) -> Component:
     out only the BPF data plane, which kubespray's default VXLAN backend does not use),
     `-X .../pkg/buildinfo.Version` the tag (`git describe --tags`) and `.GitRevision` the commit.
     One component: calico-node, the CNI plugin (also run as calico-ipam) and its installer,
-    kube-controllers with its wrapper and status check, and calicoctl; with node/filesystem."""
+    kube-controllers with its wrapper and status check, and calicoctl; with node/filesystem, the
+    CRD file kubespray downloads and the VXLAN manifest the kubeadm track applies."""
     mod = tree.module
     info = f"{mod}/pkg/buildinfo"
     programs = (Program(f"{mod}/node/cmd/calico-node", "calico-node"), Program(f"{mod}/cni-plugin/cmd/calico", "calico"),
@@ -277,7 +278,7 @@ def calico(tree: Tree) -> Component:
     return _from_tree("calico", tree, programs,
                       ldflags=(f"-X {info}.Version={tree.tag}", f"-X {info}.GitRevision={tree.commit}"),
                       copies=tuple((f"node/{f}", f) for f in calico_node_files(tree))
-                      + (("manifests/crds.yaml", "crds.yaml"),))
+                      + (("manifests/crds.yaml", "crds.yaml"), ("manifests/calico-vxlan.yaml", "calico-vxlan.yaml")))
 
 
 def calico_node_files(tree: Tree) -> list[str]:

@@ -102,6 +102,11 @@ GIT_COMPONENTS = {"nerdctl": components.nerdctl, "node-cache": components.node_c
                   "cluster-proportional-autoscaler": components.autoscaler, "calico": components.calico}
 
 
+def git_entry(name: str, version: str, progress: Progress, rebuild: bool = False) -> store.Entry:
+    """The store entry of release `version` of a git source by its name (calico); callers hold the lock."""
+    return _from_git(git_source.REPOSITORIES[name], version, progress, rebuild)
+
+
 def _from_git(source: git_source.GitSource, version: str, progress: Progress, rebuild: bool) -> store.Entry:
     """The store entry of a git source's release, built in its exported tag (under the store lock)."""
     tree = git_source.prepared(source, version)

@@ -120,11 +120,21 @@ def checksum_tables(defaults: Defaults, downloads: list[Download], sha256: Mappi
         if not d.table or not d.version:
             raise UsageError(f"kubespray {defaults.label}: the checksum of {name} does not come from a "
                              "checksum table kubelab can override")
+        key = _table_key(defaults.checksums.get(d.table, {}), arch)
         if d.table not in tables:
-            upstream = defaults.checksums.get(d.table, {}).get(arch) or {}
-            tables[d.table] = {arch: {str(k): v for k, v in upstream.items()}}
-        tables[d.table][arch][d.version] = f"sha256:{value}"
+            upstream = defaults.checksums.get(d.table, {}).get(key) or {}
+            tables[d.table] = {key: {str(k): v for k, v in upstream.items()}}
+        tables[d.table][key][d.version] = f"sha256:{value}"
     return tables
+
+
+def _table_key(table: Mapping, arch: str) -> str:
+    """The table's key a file's row is under: the architecture, or `no_arch` for a file that is
+    the same everywhere (calico_crds_checksums.no_arch, read so by roles/network_plugin/calico/
+    tasks/check.yml and download.yml, v2.31.0-96-g46dbdd399)."""
+    if arch not in table and "no_arch" in table:
+        return "no_arch"
+    return arch
 
 
 def missing_checksums(downloads: list[Download], sha256: Mapping[str, str]) -> list[str]:

@@ -8,7 +8,8 @@
                     join hash is read from it) -> kubectl config -> admin.conf
     workers         join config -> `kubeadm join`
     [faults armed before-cni]
-    control plane   flannel's manifest (provisioners/flannel.py) -> kubectl apply
+    control plane   the CNI: flannel's manifest (provisioners/flannel.py) or calico's
+                    (cni/calico.py) -> kubectl apply
 
 A scenario whose fault stops `kubeadm init` (ip_forward, swap) ends the track at
 init, expected to fail; its recovery reinstalls: `kubeadm reset`, init, joins, CNI.
@@ -35,6 +36,7 @@ from .lab_network import LAB_NIC, SERVICE_ROUTE_NOTE, service_route_commands
 CONFIG = "/root/kubeadm-config.yaml"
 JOIN_CONFIG = "/root/kubeadm-join.yaml"
 FLANNEL_MANIFEST = "/root/kube-flannel.yml"
+CALICO_MANIFEST = "/root/calico.yaml"
 RESOLV = "/etc/kubernetes/kubelab-resolv.conf"
 ADMIN_CONF = "/etc/kubernetes/admin.conf"
 KUBECTL = f"kubectl --kubeconfig {ADMIN_CONF}"
@@ -62,6 +64,7 @@ class InstallContext:
     flannel_cni_image: str
     token: str
     tuning: Tuning  # what the lab's acceleration asks of the cluster (harness/tuning.py)
+    cni_manifest: str = ""  # a CNI's manifest kubelab does not render (calico: upstream's, harness/cni/calico.py)
 
     @property
     def control_plane(self) -> str:
@@ -155,8 +158,9 @@ def steps(install: InstallDef, ctx: InstallContext, make_step, fault_steps, init
 # of CNI plugin configuration, network filtering rules and kubeconfig files.",
 # cmd/kubeadm/app/cmd/reset.go manualCleanupInstructions, v1.36.3): flannel's config, its
 # subnet lease and its interfaces, which would keep the old ranges alive.
-CNI_CLEANUP = ("rm -rf /etc/cni/net.d/* /var/lib/cni /run/flannel; "
-               "for link in cni0 flannel.1; do ip link delete $link 2>/dev/null || true; done")
+# calico's state and VXLAN device likewise (/var/lib/calico, /var/run/calico, vxlan.calico).
+CNI_CLEANUP = ("rm -rf /etc/cni/net.d/* /var/lib/cni /run/flannel /var/lib/calico /var/run/calico; "
+               "for link in cni0 flannel.1 vxlan.calico; do ip link delete $link 2>/dev/null || true; done")
 
 
 def reinstall_steps(install: InstallDef, ctx: InstallContext, make_step, rebuild: bool = False,
@@ -174,7 +178,7 @@ def reinstall_steps(install: InstallDef, ctx: InstallContext, make_step, rebuild
                              else "undo the failed init (certificates, manifests, etcd data)"))
         if rebuild:
             out.append(make_step(m, "run", "remove CNI state", CNI_CLEANUP,
-                                 note="kubeadm reset leaves flannel's config, lease and interfaces"))
+                                 note="kubeadm reset leaves the CNI's config, state and interfaces"))
     if new_ranges:
         out += [make_step(m, "run", "route to the Service network", c, note=f"Service range {install.service_cidr}")
                 for m in ctx.roles for c in service_route_commands(install.service_cidr)]
@@ -225,4 +229,12 @@ def _cluster_steps(install: InstallDef, ctx: InstallContext, make_step, fault_st
         apply = (f"n=0; until {KUBECTL} apply -f {FLANNEL_MANIFEST}; do n=$((n+1)); [ $n -ge 30 ] && break; "
                  "sleep 10; done; [ $n -lt 30 ]")
         out.append(make_step(cp, "run", "apply flannel", apply, timeout=600))
+    if install.cni == "calico":
+        out.append(make_step(cp, "write", "calico manifest", write_command(CALICO_MANIFEST), content=ctx.cni_manifest,
+                             note=f"upstream's calico-vxlan.yaml at the tag, CALICO_IPV4POOL_CIDR {install.pod_cidr}"))
+        # server-side: calico's CRDs are too large for the annotation a client-side apply writes
+        # (calico's install docs use `kubectl create` for the same reason); retried as flannel's
+        apply = (f"n=0; until {KUBECTL} apply --server-side -f {CALICO_MANIFEST}; do n=$((n+1)); "
+                 "[ $n -ge 30 ] && break; sleep 10; done; [ $n -lt 30 ]")
+        out.append(make_step(cp, "run", "apply calico", apply, timeout=600))
     return out

@@ -18,7 +18,8 @@ from __future__ import annotations
 CONFIG_PATH = "/etc/containerd/certs.d"
 REGISTRY_HOST = "kubelab-host"  # the lab network's host address, from /etc/hosts (seed)
 # kubelab.local: kubelab's own images (the cluster probes' toolbox); it exists nowhere else.
-MIRRORED = ("registry.k8s.io", "ghcr.io", "kubelab.local")
+# quay.io: calico's images, under the refs its manifests name.
+MIRRORED = ("registry.k8s.io", "ghcr.io", "quay.io", "kubelab.local")
 
 
 def hosts_toml(upstream: str, registry: str) -> str:

@@ -19,6 +19,16 @@ class KubeadmTrack(Track):
         # 331-430 s, two machines 586-1251 s (median 692); a fresh lab adds its boot (2-4 min)
         return 10 if machines == 1 else 15
 
+    def preflight(self, scenario: Scenario, progress) -> None:
+        """A pod network built from a git tag (calico) is built, and its images pushed, before any
+        machine exists; a missing clone is exit 2 naming how to give one."""
+        if scenario.install.cni == "calico":
+            from ..artifacts import prerequisites
+            from ..artifacts.versions import KubeVersion
+            from ..cni import calico
+
+            calico.ensure(prerequisites.ensure_kit(KubeVersion.parse(scenario.install.kubernetes), progress), progress)
+
     def node_image_release(self, install: InstallDef) -> str | None:
         return f"v{install.kubernetes}"
 
@@ -42,7 +52,7 @@ class KubeadmTrack(Track):
             roles=roles, ips={m: lab.ip(m) for m in roles}, facts=facts, gateway=lab.gateway,
             pause_image=next(r for r in kit["kubeadm_images"] if "/pause:" in r),
             flannel_image=kits.FLANNEL_IMAGE, flannel_cni_image=kits.FLANNEL_CNI_IMAGE, token=new_token(),
-            tuning=tuned)
+            tuning=tuned, cni_manifest=_cni_manifest(scenario.install))
 
     def dry_context(self, scenario: Scenario, facts: dict | None, tuned):
         from ..artifacts import kit as kits
@@ -60,7 +70,7 @@ class KubeadmTrack(Track):
                               facts={m: facts or {} for m in roles}, gateway="<the lab network's host address>",
                               pause_image=pause, flannel_image=kits.FLANNEL_IMAGE,
                               flannel_cni_image=kits.FLANNEL_CNI_IMAGE, token="<a new bootstrap token>",
-                              tuning=tuned)
+                              tuning=tuned, cni_manifest=_dry_cni_manifest(scenario.install))
 
     def steps(self, install: InstallDef, ctx, make_step, at_point, init_may_fail: bool = False) -> list:
         from ..provisioners import kubeadm
@@ -71,3 +81,21 @@ class KubeadmTrack(Track):
         from ..provisioners import kubeadm
 
         return kubeadm.reinstall_steps(install, ctx, make_step, rebuild=rebuild, new_ranges=new_ranges)
+
+
+def _cni_manifest(install: InstallDef) -> str:
+    """The manifest of a CNI not rendered by kubelab (calico: upstream's, from the built tag)."""
+    if install.cni != "calico":
+        return ""
+    from ..cni import calico
+
+    return calico.kubeadm_manifest(calico.upstream_manifest(), install.pod_cidr)
+
+
+def _dry_cni_manifest(install: InstallDef) -> str:
+    if install.cni != "calico":
+        return ""
+    from ..cni import calico
+
+    return (f"# calico v{calico.VERSION}'s manifests/{calico.MANIFEST} from its tag (KUBELAB_SRC_CALICO), "
+            f"calico-node's CALICO_IPV4POOL_CIDR={install.pod_cidr}\n")

@@ -36,3 +36,14 @@ def made_venv(ks):
         unavailable(f"no complete kubespray venv at {v.path}: make it with "
                     "harness.kubespray.venv.ensure(<checkout>/requirements.txt) (pip from PyPI)")
     return v
+
+
+@pytest.fixture(scope="session")
+def git_clones():
+    """Clones of what the kit builds from a git tag, named by KUBELAB_SRC_* as a user names them."""
+    from harness.artifacts.git_source import REPOSITORIES
+
+    missing = [f"{s.env} (a clone of {s.upstream})" for s in REPOSITORIES.values() if not os.environ.get(s.env)]
+    if missing:
+        unavailable("not set: " + ", ".join(missing))
+    return {name: Path(os.environ[s.env]) for name, s in REPOSITORIES.items()}

@@ -109,6 +109,13 @@ downloads:
     checksum: "{{ widget_digest_checksum | default(None) }}"
     groups:
       - k8s_cluster
+  crds:
+    file: true
+    enabled: "{{ kube_network_plugin == 'gadget' }}"
+    url: "{{ github_url }}/example/widget/raw/v{{ widget_version }}/crds.yaml"
+    checksum: "{{ widget_crds_checksums.no_arch[widget_version] }}"
+    groups:
+      - kube_control_plane
   pause:
     enabled: true
     container: true
@@ -148,6 +155,8 @@ def checksums() -> str:
     for i, (table, versions) in enumerate(rows.items()):
         out += [f"{table}:", "  arm64:", f"    {versions[0]}: sha256:{'0' * 64}", "  amd64:"]
         out += [f"    {v}: sha256:{SHA['abcdef'[(i + j) % 6]]}" for j, v in enumerate(versions)]
+    # a file that is the same on every architecture (kubespray's calico_crds_checksums)
+    out += ["widget_crds_checksums:", "  no_arch:", f"    0.9.1: sha256:{SHA['d']}", f"    0.9.0: sha256:{SHA['e']}"]
     return "\n".join(out) + "\n"
 
 

@@ -97,7 +97,7 @@ def test_a_release_is_named_by_the_tag_its_project_uses():
 
 
 def test_source_options_become_the_variables_what_the_command_starts_reads(tmp_path, monkeypatch):
-    monkeypatch.delenv("KUBELAB_SRC_CALICO", raising=False)
+    monkeypatch.setenv("KUBELAB_SRC_CALICO", "")  # put back as it was after the test
     given = git_source.parse(["calico=" + str(tmp_path)])
     assert given == {"calico": str(tmp_path)}
     git_source.point(given)

@@ -512,6 +512,10 @@ def test_a_control_run_of_each_cluster_scenario_sends_exactly_what_dry_run_print
     layers are left out: what they read on a node follows what the cluster says, so dry-run
     prints one line per layer and no node command (plan.Step.commands)."""
     scenario = replace(load(find(name)), verify_layers=())
+    if scenario.install.cni == "calico":  # upstream's manifest is read from the built tag; its shape here
+        from harness.cni import calico
+        from tests.unit.test_cni import UPSTREAM_SHAPE
+        monkeypatch.setattr(calico, "upstream_manifest", lambda version=calico.VERSION: UPSTREAM_SHAPE)
     lab, clock = ScenarioLab(scenario), FakeClock()
     result = Engine(scenario, Options(runs_root=tmp_path / "runs", control=True), Labs(lab), clock=clock,
                     sleep=clock.sleep, cluster_client=healthy_cluster, kit=KIT).run()

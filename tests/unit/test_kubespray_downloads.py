@@ -151,6 +151,17 @@ def test_checksum_tables_keep_upstream_rows_and_replace_the_served_ones(defaults
     assert by_name(defaults.resolve("1.40.0", tables))["kubeadm"].sha256 == ours
 
 
+def test_a_table_of_one_file_for_every_architecture_keeps_its_no_arch_key(defaults):
+    # kubespray's calico role asserts `calico_version in calico_crds_checksums.no_arch.keys()`
+    # (roles/network_plugin/calico/tasks/check.yml): the table must keep that key, not the arch's
+    got = by_name(defaults.resolve("1.40.0", {"kube_network_plugin": "gadget"}))["crds"]
+    assert (got.table, got.version, got.sha256) == ("widget_crds_checksums", "0.9.1", SHA["d"])
+    ours = "4" * 64
+    tables = offline.checksum_tables(defaults, [got], {"crds": ours})
+    assert tables == {"widget_crds_checksums": {"no_arch": {"0.9.1": f"sha256:{ours}", "0.9.0": f"sha256:{SHA['e']}"}}}
+    assert by_name(defaults.resolve("1.40.0", {"kube_network_plugin": "gadget", **tables}))["crds"].sha256 == ours
+
+
 def test_a_release_the_scenario_picks_beyond_the_table_gets_kubelabs_row(defaults):
     # install.variables: {runc_version: 2.1.1}, a release the checkout's table does not carry
     got = by_name(defaults.resolve("1.40.0", {"runc_version": "2.1.1"}))["runc"]

@@ -413,11 +413,11 @@ CASES = [
         kind: Scenario
         name: bad
         summary: Broken on purpose.
-        install: {track: kubeadm, kubernetes: 1.30.1, cni: calico, prepare: [swap]}
+        install: {track: kubeadm, kubernetes: 1.30.1, cni: weave, prepare: [swap]}
         lab: {suite: sid, machines: [{name: cp, role: control-plane}]}
         """,
          "bad.yaml:5: install.kubernetes: found '1.30.1'; kubelab builds Kubernetes 1.34, 1.35, 1.36, 1.37",
-         "bad.yaml:5: install.cni: found 'calico'; allowed on the kubeadm track: flannel, none (calico: the kubespray track)",
+         "bad.yaml:5: install.cni: found 'weave'; allowed on the kubeadm track: flannel, calico, none",
          "bad.yaml:5: install.prepare: found a list; allowed: a list of ip_forward, br_netfilter (or [])"),
     case("ci-not-a-boolean", """\
         apiVersion: kubelab/v1
