@@ -36,7 +36,11 @@ class Source:
     releases: Callable[[str], bool] | None = None  # the releases its recipe builds (None: any served)
     releases_said: str = ""
     git: git_source.GitSource | None = None  # or built from a clone of its repository at the release's tag
+    instead: str = ""               # a scenario setting (not a variable) that leaves it out
 
+
+# calico is the scenario's `install.cni`, which sets kube_network_plugin (the loader refuses the variable)
+CALICO_INSTEAD = "set `install.cni: flannel` in the scenario"
 
 # download name in kubespray's `downloads:` -> where the lab would make it
 SOURCES: dict[str, Source] = {
@@ -57,10 +61,10 @@ SOURCES: dict[str, Source] = {
                             leave_out={"enable_dns_autoscaler": False}),
     # kube_network_plugin: calico, kubespray's default; calicoctl and the CRD file are files,
     # the rest images (typha and the API server are off by default: download.yml `enabled:`)
-    "calicoctl": Source(git=git_source.CALICO, recipe=True, leave_out={"kube_network_plugin": "flannel"}),
-    "calico_crds": Source(git=git_source.CALICO, recipe=True, leave_out={"kube_network_plugin": "flannel"}),
-    "calico_node": Source(git=git_source.CALICO, image=catalog.calico_node, leave_out={"kube_network_plugin": "flannel"}),
-    "calico_cni": Source(git=git_source.CALICO, image=catalog.calico_cni, leave_out={"kube_network_plugin": "flannel"}),
+    "calicoctl": Source(git=git_source.CALICO, recipe=True, instead=CALICO_INSTEAD),
+    "calico_crds": Source(git=git_source.CALICO, recipe=True, instead=CALICO_INSTEAD),
+    "calico_node": Source(git=git_source.CALICO, image=catalog.calico_node, instead=CALICO_INSTEAD),
+    "calico_cni": Source(git=git_source.CALICO, image=catalog.calico_cni, instead=CALICO_INSTEAD),
     "calico_policy": Source(git=git_source.CALICO, image=catalog.calico_kube_controllers,
                             leave_out={"enable_network_policy": False}),
     # the workers' local API proxy (loadbalancer_apiserver_type: nginx, kubespray's default)
@@ -86,6 +90,8 @@ def module_version(d: Download) -> str:
 
 
 def _leave_out(source: Source) -> str:
+    if source.instead:
+        return f"to go on without it, {source.instead}"
     if source.leave_out:
         setting = ", ".join(f"{k}: {str(v).lower() if isinstance(v, bool) else v}"
                             for k, v in source.leave_out.items())

@@ -59,3 +59,32 @@ def test_a_run_the_kit_cannot_serve_stops_before_any_machine_naming_each_downloa
     assert "dl.k8s.io/release" not in said  # kubeadm, kubelet and kubectl are served
     assert LibvirtBackend().leftovers() == before
     assert not runs.exists() or not any(runs.rglob("run.json"))
+
+
+def test_a_clone_of_the_wrong_project_stops_the_run_before_any_machine(ks, git_clones, tmp_path):
+    """A calico release the kit has not built (kubespray's previous row, 3.31.6) is built from the
+    clone KUBELAB_SRC_CALICO names; pointed at another project's clone, the run stops at preflight,
+    exit 2, naming calico, the version and how to give it, with no machine made."""
+    text = find("kubespray-layer-check").read_text()
+    older = tmp_path / "kubespray-layer-check.yaml"
+    older.write_text(re.sub(r"\n  variables:\n", "\n  variables:\n    calico_version: 3.31.6\n", text))
+    scenario = load(older)
+    try:
+        kits.load_kit(KubeVersion.parse(scenario.install.kubernetes))
+    except KitNotBuilt as exc:
+        unavailable(str(exc))
+    wanted = Defaults(ks.path, ks.version).resolve(scenario.install.kubernetes, settings(scenario.install))
+    assert next(d for d in wanted if d.name == "calicoctl").version == "3.31.6"
+    before = LibvirtBackend().leftovers()
+    runs = tmp_path / "runs"
+    env = dict(os.environ, KUBELAB_RUNS=str(runs), KUBELAB_SRC_CALICO=str(git_clones["node-cache"]))
+    proc = subprocess.run([str(Path(sys.executable).with_name("invoke")), "scenario", str(older),
+                           "--kubespray", str(ks.path)], cwd=project_root(), capture_output=True, text=True,
+                          timeout=600, env=env)
+    said = proc.stdout + proc.stderr
+    assert proc.returncode == 2, said
+    assert f"calico v3.31.6: {git_clones['node-cache']} has no tag v3.31.6" in said, said
+    assert "`git clone --branch v3.31.6 https://github.com/projectcalico/calico PATH`" in said
+    assert "to go on without it, set `install.cni: flannel` in the scenario" in said
+    assert LibvirtBackend().leftovers() == before
+    assert not runs.exists() or not any(runs.rglob("run.json"))
