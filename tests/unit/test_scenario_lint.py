@@ -417,7 +417,7 @@ CASES = [
         lab: {suite: sid, machines: [{name: cp, role: control-plane}]}
         """,
          "bad.yaml:5: install.kubernetes: found '1.30.1'; kubelab builds Kubernetes 1.34, 1.35, 1.36, 1.37",
-         "bad.yaml:5: install.cni: found 'weave'; allowed on the kubeadm track: flannel, calico, none",
+         "bad.yaml:5: install.cni: found 'weave'; allowed: flannel, calico, none",
          "bad.yaml:5: install.prepare: found a list; allowed: a list of ip_forward, br_netfilter (or [])"),
     case("ci-not-a-boolean", """\
         apiVersion: kubelab/v1
