@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import yaml
 
+from ..oci import catalog
 from .base import Cni
 
 VERSION = "3.31.7"  # the kubeadm track's calico: kubespray's pin (calicoctl_binary_checksums, v2.31.0-96-g46dbdd399)
 MANIFEST = "calico-vxlan.yaml"  # upstream's manifest for the VXLAN backend, in the calico store entry
 IMAGES = ("node", "cni", "kube-controllers")
-# what each image is in kubelab's calico build (kubespray/extras.py makes them)
+# what each image is called in kubespray's download list, and its recipe (oci/catalog.py)
 IMAGE_SOURCES = {"node": "calico_node", "cni": "calico_cni", "kube-controllers": "calico_policy"}
+RECIPES = {"calico_node": catalog.calico_node, "calico_cni": catalog.calico_cni,
+           "calico_policy": catalog.calico_kube_controllers}
 
 
 def image_refs(version: str = VERSION) -> dict[str, str]:
@@ -42,11 +45,12 @@ def ensure(kit: dict, progress, version: str = VERSION) -> None:
     (the kubeadm track's preflight, before any machine exists)."""
     from pathlib import Path
 
-    from ..artifacts import build
-    from ..kubespray import extras
+    from ..artifacts import build, from_git
+    from ..artifacts import kit as kits
     from ..serve import registry
 
-    layouts = {ref: extras.make_image(name, ref, progress, version=version, kit=kit)
+    plugins = kits.kit_entry(kit, "cni-plugins")
+    layouts = {ref: from_git.image(RECIPES[name], "calico", ref, version, progress, cni_plugins=plugins)
                for name, ref in image_refs(version).items()}
     with build.store_lock(progress):
         registry.add(Path(kit["registry"]), layouts, progress)
@@ -54,13 +58,12 @@ def ensure(kit: dict, progress, version: str = VERSION) -> None:
 
 def upstream_manifest(version: str = VERSION) -> str:
     """manifests/calico-vxlan.yaml of the built tag (found in the store once `ensure` ran)."""
-    from ..artifacts import build
-    from ..kubespray import extras
+    from ..artifacts import build, from_git
     from ..progress import Progress
 
     quiet = Progress(quiet=True)
     with build.store_lock(quiet):
-        return extras.git_entry("calico", version, quiet).path(MANIFEST).read_text()
+        return from_git.entry("calico", version, quiet).path(MANIFEST).read_text()
 
 
 # kubespray's calico-node DaemonSet: k8s-app=calico-node in kube-system

@@ -34,10 +34,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..artifacts import archives, build, components, git_source, gotool, prerequisites
+from ..artifacts import archives, build, components, from_git, gotool, prerequisites
 from ..artifacts import containerd as built_containerd
 from ..artifacts import kit as kits
-from ..artifacts import store
 from ..oci import build as oci_build
 from ..progress import Progress
 from ..serve import files as serve_files
@@ -84,33 +83,11 @@ def make_image(name: str, ref: str, progress: Progress, rebuild: bool = False, v
     """The OCI layout of image `name` under kubespray's `ref`, in the store; an image of a git
     source is made from its release `version` (and calico's CNI image from the kit's plugins)."""
     source = SOURCES[name]
+    if source.git:
+        plugins = kits.kit_entry(kit, "cni-plugins") if name == "calico_cni" else None
+        return from_git.image(source.image, source.git.component, ref, version, progress, rebuild, plugins)
     with build.store_lock(progress):
-        if not source.git:
-            return oci_build.ensure_image(IMAGE_RECIPES[name](ref), {}, progress, rebuild).directory
-        entry = _from_git(source.git, version, progress, rebuild)
-        entries = {entry.data["component"]: entry}
-        if name == "calico_node":
-            recipe = source.image(ref, [f for f in entry.files if f.startswith("filesystem/")])
-        else:
-            recipe = source.image(ref)
-        if name == "calico_cni":
-            entries["cni-plugins"] = kits.kit_entry(kit, "cni-plugins")
-        return oci_build.ensure_image(recipe, entries, progress, rebuild).directory
-
-
-GIT_COMPONENTS = {"nerdctl": components.nerdctl, "node-cache": components.node_cache,
-                  "cluster-proportional-autoscaler": components.autoscaler, "calico": components.calico}
-
-
-def git_entry(name: str, version: str, progress: Progress, rebuild: bool = False) -> store.Entry:
-    """The store entry of release `version` of a git source by its name (calico); callers hold the lock."""
-    return _from_git(git_source.REPOSITORIES[name], version, progress, rebuild)
-
-
-def _from_git(source: git_source.GitSource, version: str, progress: Progress, rebuild: bool) -> store.Entry:
-    """The store entry of a git source's release, built in its exported tag (under the store lock)."""
-    tree = git_source.prepared(source, version)
-    return build.ensure(GIT_COMPONENTS[source.component](tree), gotool.go_version(), progress, rebuild)
+        return oci_build.ensure_image(IMAGE_RECIPES[name](ref), {}, progress, rebuild).directory
 
 
 def make(name: str, version: str, file_name: str, progress: Progress, rebuild: bool = False) -> Path:
@@ -122,7 +99,7 @@ def make(name: str, version: str, file_name: str, progress: Progress, rebuild: b
         return archives.tar_gz(file_name, {f"bin/{program}": f for program, f in binaries.items()})
     if SOURCES[name].git:
         with build.store_lock(progress):
-            entry = _from_git(SOURCES[name].git, version.lstrip("v"), progress, rebuild)
+            entry = from_git.entry(SOURCES[name].git.component, version.lstrip("v"), progress, rebuild)
         if name == "nerdctl":
             return archives.tar_gz(file_name, {"nerdctl": entry.path("nerdctl")})
         return entry.path("crds.yaml" if name == "calico_crds" else name)
