@@ -115,3 +115,37 @@ def test_an_image_build_killed_half_way_is_redone_never_used(tmp_path):
     [built] = [p for p in images.iterdir() if p.name.startswith("debian-bookworm-")]
     assert (built / "manifest.json").is_file()
     assert work  # (the kill landed mid-unpack)
+
+
+def test_a_kit_build_killed_half_way_is_never_taken_for_a_built_component():
+    """SIGKILL while `go build` writes a component's programs into its work folder (CI's containerd,
+    built again with --rebuild, so the Go cache makes it quick): no store entry is made from the
+    partial folder; the next build removes the dead one's folder and ends with a whole entry whose
+    every file verifies, and the programs run."""
+    import signal
+
+    from harness.artifacts import containerd as built
+    from harness.artifacts import store
+
+    from .helpers import wait_for
+
+    version = built.CI_CONTAINERD
+    first = invoke("artifacts.build", "--containerd", version, "--rebuild")
+    work = wait_for(lambda: [p for p in store.store_dir().glob(f".work-*-{first.pid}") if any(p.iterdir())]
+                    if store.store_dir().exists() else [], 900, "the rebuild to write into its work folder")
+    first.send_signal(signal.SIGKILL)
+    first.wait(timeout=60)
+    subprocess.run(["pkill", "-KILL", "-f", "go build .*containerd"], check=False, timeout=30)
+    assert work[0].exists(), "the killed build's work folder is what the next one must handle"
+    second = invoke("artifacts.build", "--containerd", version)
+    said = second.communicate(timeout=1800)[0]
+    assert second.returncode == 0, said
+    assert not work[0].exists()
+    record = built.load_record(f"v{version.lstrip('v')}")
+    for path, file in built.binaries(record).items():
+        if file.name in ("containerd", "ctr"):  # both print the stamped version (cmd/*/main.go)
+            out = subprocess.run([str(file), "--version"], capture_output=True, text=True, timeout=60)
+            assert version.lstrip("v") in out.stdout, (path, out)
+    for entry in store.all_entries():
+        if entry.data.get("component") in ("containerd", "containerd-shim-runc-v2"):
+            assert store.lookup(entry.key)[1] == [], entry.key
