@@ -30,8 +30,9 @@ def render(json_: bool = False) -> str:
     for e in sorted(entries, key=lambda e: (e.component, e.data["module"])):
         d = e.data
         stale = "" if e.directory.name in in_kits else "  (in no kit: `invoke artifacts.prune`)"
+        git = f"  (git {d['source']['commit'][:12]} of {d['source']['repository']})" if d.get("source") else ""
         lines.append(f"{d['component']:<24} {d['module']:<52} {d['sha256'][:12]:<14} {_mib(d['size']):>10} "
-                     f"{d['build_seconds']:>7}s{stale}")
+                     f"{d['build_seconds']:>7}s{stale}{git}")
     lines.append(f"\nstore: {store.store_dir()}")
     return "\n".join(lines)
 

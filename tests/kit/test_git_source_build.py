@@ -3,10 +3,12 @@ the tagged tree, never the clone's work tree; the upstream version flags carry t
 commit; the files an image needs are copied from the tree; the store entry records the
 repository, tag and commit; the same commit is found built, another commit is built anew."""
 
+import shutil
 import subprocess
 
 import pytest
 
+from harness import paths
 from harness.artifacts import build, components, git_source, gotool
 from harness.progress import Progress
 
@@ -58,3 +60,6 @@ def test_a_tagged_tree_builds_with_the_tag_and_commit_stamped_and_its_files_copi
     later = git_source.prepared(source, "1.0.1")
     assert components._from_tree("hello", later, component.programs).key("go") != \
         components._from_tree("hello", tree, component.programs).key("go")
+    # the test's own project leaves nothing in the store or the exported trees
+    shutil.rmtree(entry.directory)
+    shutil.rmtree(paths.cache_dir() / "src" / "hello")
