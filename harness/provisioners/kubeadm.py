@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from ..model import InstallDef
 from ..node import containerd_config
 from ..remote.file_write import write_command
+from ..serve import mirror
 from ..tuning import Tuning
 from . import flannel
 from .kubeadm_config import PATCHES_DIR, ClusterSpec, init_config, join_config
@@ -230,6 +231,11 @@ def _cluster_steps(install: InstallDef, ctx: InstallContext, make_step, fault_st
                  "sleep 10; done; [ $n -lt 30 ]")
         out.append(make_step(cp, "run", "apply flannel", apply, timeout=600))
     if install.cni == "calico":
+        # calico's images are quay.io's; the node image mirrors only what every cluster pulls, so
+        # the lab registry is named for quay.io here (containerd reads hosts.toml at each pull)
+        out += [make_step(m, "write", "containerd mirror for quay.io", write_command(mirror.hosts_path("quay.io")),
+                          content=mirror.hosts_toml("quay.io", mirror.LAB_REGISTRY), note="calico's images")
+                for m in ctx.roles]
         out.append(make_step(cp, "write", "calico manifest", write_command(CALICO_MANIFEST), content=ctx.cni_manifest,
                              note=f"upstream's calico-vxlan.yaml at the tag, CALICO_IPV4POOL_CIDR {install.pod_cidr}"))
         # server-side: calico's CRDs are too large for the annotation a client-side apply writes

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 CONFIG_PATH = "/etc/containerd/certs.d"
 REGISTRY_HOST = "kubelab-host"  # the lab network's host address, from /etc/hosts (seed)
+LAB_REGISTRY = f"{REGISTRY_HOST}:5000"
 # kubelab.local: kubelab's own images (the cluster probes' toolbox); it exists nowhere else.
-# quay.io: calico's images, under the refs its manifests name.
-MIRRORED = ("registry.k8s.io", "ghcr.io", "quay.io", "kubelab.local")
+MIRRORED = ("registry.k8s.io", "ghcr.io", "kubelab.local")
 
 
 def hosts_toml(upstream: str, registry: str) -> str:
@@ -29,7 +29,11 @@ def hosts_toml(upstream: str, registry: str) -> str:
             "  override_path = true\n")
 
 
-def hosts_files(registry: str = f"{REGISTRY_HOST}:5000") -> dict[str, str]:
+def hosts_path(upstream: str) -> str:
+    return f"{CONFIG_PATH}/{upstream}/hosts.toml"
+
+
+def hosts_files(registry: str = LAB_REGISTRY) -> dict[str, str]:
     """{path in the guest: content} for every mirrored upstream."""
-    return {f"{CONFIG_PATH}/{u}/hosts.toml": hosts_toml(u, registry) for u in MIRRORED}
+    return {hosts_path(u): hosts_toml(u, registry) for u in MIRRORED}
 

@@ -51,7 +51,6 @@ def test_hosts_toml_mirrors_each_upstream_over_plain_http():
     files = mirror.hosts_files("kubelab-host:5000")
     assert sorted(files) == ["/etc/containerd/certs.d/ghcr.io/hosts.toml",
                              "/etc/containerd/certs.d/kubelab.local/hosts.toml",
-                             "/etc/containerd/certs.d/quay.io/hosts.toml",
                              "/etc/containerd/certs.d/registry.k8s.io/hosts.toml"]
     doc = tomllib.loads(files["/etc/containerd/certs.d/registry.k8s.io/hosts.toml"])
     assert doc["server"] == "https://registry.k8s.io"
