@@ -106,6 +106,14 @@ GO_ENV_UNITS = ("containerd", "kubelet")  # the host units given TCG_GO_ENV (sys
 # (cmd/containerd-shim-runc-v2/manager/manager_linux.go, containerd v2.0.5 to v2.4.2; read in a
 # kubespray guest's /proc/<shim>/environ: GODEBUG=asyncpreemptoff=1 GOMAXPROCS=4). containerd
 # has no setting for a shim's environment.
+# calico-node's probes (calico manifests/calico-vxlan.yaml and kubespray's calico-node.yml.j2,
+# v3.31.7 / v2.31.0-96-g46dbdd399: liveness after 10 s, every 10 s, 6 failures; each probe 10 s).
+# Measured on a 1+1 kubespray cluster here: `calico-node -startup` alone took about 60 s before
+# runit started felix, so the liveness probe (connection refused, 6 x 10 s) killed every start
+# before felix listened, and the probes' exec timed out at 10 s ("command timed out"). Under TCG
+# the liveness probe gets the control plane's TCG_LIVENESS and both probes a 30 s timeout;
+# readiness keeps its period, so the pod turns Ready as soon as felix is.
+TCG_CALICO_PROBE_TIMEOUT = 30
 # cAdvisor's housekeeping every 30 s instead of 10.
 TCG_KUBELET_ARGS = {"housekeeping-interval": "30s"}
 # containerd 2.3 and later read every container's CPU through its shim once a second, whether or
@@ -164,6 +172,8 @@ class Tuning:
     go_env: MappingProxyType = field(default_factory=_frozen)  # containerd, the kubelet, the static pods
     kubelet_args: MappingProxyType = field(default_factory=_frozen)
     containerd_stats_period: str = ""  # containerd's CRI stats collector (2.3 and later)
+    calico_liveness: MappingProxyType = field(default_factory=_frozen)  # calico-node's liveness probe
+    calico_probe_timeout: int = 0  # seconds each of calico-node's probes may take
 
     @property
     def is_tcg(self) -> bool:
@@ -197,6 +207,8 @@ class Tuning:
                 "etcd": dict(self.etcd_args), "encryption_algorithm": self.encryption_algorithm,
                 "static_pod_patches": dict(self.static_pod_patches), "go_runtime": dict(self.go_env),
                 "kubelet_args": dict(self.kubelet_args), "containerd_cri": self._containerd_cri(),
+                "calico_node_probes": ({"liveness": dict(self.calico_liveness), "timeout": self.calico_probe_timeout}
+                                       if self.calico_liveness else {}),
                 "guests": {"kernel_args": list(self.kernel_args), "tb_cache_mib": self.tb_cache_kubernetes_mib,
                            "cpu_shares": dict(self.cpu_shares), "boot_in_turn": self.boot_in_turn}}
 
@@ -208,7 +220,9 @@ def _tcg(why: str) -> Tuning:
         kubeadm_timeouts=_frozen(TCG_TIMEOUTS), leader_election=_frozen(TCG_LEADER_ELECTION),
         etcd_args=_frozen(TCG_ETCD), encryption_algorithm=TCG_KEYS, static_pod_patches=_frozen(tcg_patches()),
         go_env=_frozen(TCG_GO_ENV), kubelet_args=_frozen(TCG_KUBELET_ARGS),
-        containerd_stats_period=TCG_CONTAINERD_STATS_PERIOD)
+        containerd_stats_period=TCG_CONTAINERD_STATS_PERIOD,
+        calico_liveness=_frozen({**TCG_LIVENESS, "timeoutSeconds": TCG_CALICO_PROBE_TIMEOUT}),
+        calico_probe_timeout=TCG_CALICO_PROBE_TIMEOUT)
 
 
 def decide(domain_type: str, measured: str = "", forced: bool = False) -> Tuning:

@@ -26,10 +26,11 @@ def image_refs(version: str = VERSION) -> dict[str, str]:
     return {IMAGE_SOURCES[n]: f"quay.io/calico/{n}:v{version.lstrip('v')}" for n in IMAGES}
 
 
-def kubeadm_manifest(upstream: str, pod_cidr: str) -> str:
+def kubeadm_manifest(upstream: str, pod_cidr: str, tuned=None) -> str:
     """Upstream's manifests/calico-vxlan.yaml (read from the user's clone at the tag, never kept
     here) with one value set: calico-node's CALICO_IPV4POOL_CIDR, the cluster's pod range, which
-    upstream leaves commented out (calico then takes 192.168.0.0/16, not kubeadm's podSubnet)."""
+    upstream leaves commented out (calico then takes 192.168.0.0/16, not kubeadm's podSubnet).
+    Under TCG (`tuned`), calico-node's probes as harness/tuning.py gives them."""
     docs = [d for d in yaml.safe_load_all(upstream) if d]
     for d in docs:
         if d.get("kind") == "DaemonSet" and d["metadata"]["name"] == "calico-node":
@@ -37,6 +38,10 @@ def kubeadm_manifest(upstream: str, pod_cidr: str) -> str:
                 if c["name"] == "calico-node":
                     c["env"] = [e for e in c.get("env", []) if e.get("name") != "CALICO_IPV4POOL_CIDR"] + [
                         {"name": "CALICO_IPV4POOL_CIDR", "value": pod_cidr}]
+                    if tuned is not None and tuned.calico_liveness:
+                        c["livenessProbe"] = {**c.get("livenessProbe", {}), **dict(tuned.calico_liveness)}
+                        c["readinessProbe"] = {**c.get("readinessProbe", {}),
+                                               "timeoutSeconds": tuned.calico_probe_timeout}
     return yaml.safe_dump_all(docs, sort_keys=False)
 
 

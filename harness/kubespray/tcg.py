@@ -96,6 +96,10 @@ def variables(tuned, scenario_variables=None, containerd: str = "") -> dict:
         "discovery_timeout": tuned.kubeadm_timeouts["discovery"],
         "kubeadm_join_timeout": f"{round(2 * parse_duration(tuned.kubeadm_timeouts['discovery']))}s",
         # the API server's port (kubeadm names the check Port-<n>), the scheduler's and the controller-manager's
+        # calico-node's probe timeouts, the only probe settings kubespray's template takes
+        # (roles/network_plugin/calico/templates/calico-node.yml.j2); its 10 s initial delay stays
+        "calico_node_livenessprobe_timeout": tuned.calico_probe_timeout,
+        "calico_node_readinessprobe_timeout": tuned.calico_probe_timeout,
         "kubeadm_ignore_preflight_errors": [f"Port-{dict(scenario_variables or {}).get('kube_apiserver_port', API_PORT)}",
                                             "Port-10259", "Port-10257"],
         **({"containerd_extra_runtime_args": {"stats_collect_period": tuned.containerd_stats_period}}

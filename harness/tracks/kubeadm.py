@@ -52,7 +52,7 @@ class KubeadmTrack(Track):
             roles=roles, ips={m: lab.ip(m) for m in roles}, facts=facts, gateway=lab.gateway,
             pause_image=next(r for r in kit["kubeadm_images"] if "/pause:" in r),
             flannel_image=kits.FLANNEL_IMAGE, flannel_cni_image=kits.FLANNEL_CNI_IMAGE, token=new_token(),
-            tuning=tuned, cni_manifest=_cni_manifest(scenario.install))
+            tuning=tuned, cni_manifest=_cni_manifest(scenario.install, tuned))
 
     def dry_context(self, scenario: Scenario, facts: dict | None, tuned):
         from ..artifacts import kit as kits
@@ -83,13 +83,13 @@ class KubeadmTrack(Track):
         return kubeadm.reinstall_steps(install, ctx, make_step, rebuild=rebuild, new_ranges=new_ranges)
 
 
-def _cni_manifest(install: InstallDef) -> str:
+def _cni_manifest(install: InstallDef, tuned) -> str:
     """The manifest of a CNI not rendered by kubelab (calico: upstream's, from the built tag)."""
     if install.cni != "calico":
         return ""
     from ..cni import calico
 
-    return calico.kubeadm_manifest(calico.upstream_manifest(), install.pod_cidr)
+    return calico.kubeadm_manifest(calico.upstream_manifest(), install.pod_cidr, tuned)
 
 
 def _dry_cni_manifest(install: InstallDef) -> str:
@@ -98,4 +98,4 @@ def _dry_cni_manifest(install: InstallDef) -> str:
     from ..cni import calico
 
     return (f"# calico v{calico.VERSION}'s manifests/{calico.MANIFEST} from its tag (KUBELAB_SRC_CALICO), "
-            f"calico-node's CALICO_IPV4POOL_CIDR={install.pod_cidr}\n")
+            f"calico-node's CALICO_IPV4POOL_CIDR={install.pod_cidr}, its probes as the acceleration asks\n")

@@ -82,3 +82,16 @@ def test_calicos_images_put_each_file_where_upstreams_dockerfiles_do():
     assert controllers.config.user == "999"
     assert controllers.config.entrypoint == ("/usr/bin/wrapper", "/usr/bin/kube-controllers")
     assert ("/status/status.json", 999) in controllers.owned
+
+
+def test_under_tcg_calico_nodes_probes_wait_as_long_as_the_control_planes():
+    from harness import tuning
+
+    tcg, kvm = tuning.decide("qemu", "qemu"), tuning.decide("kvm", "kvm")
+    [node] = list(yaml.safe_load_all(calico.kubeadm_manifest(UPSTREAM_SHAPE, "10.244.0.0/16", tcg)))[1][
+        "spec"]["template"]["spec"]["containers"]
+    assert node["livenessProbe"] == {**tuning.TCG_LIVENESS, "timeoutSeconds": tuning.TCG_CALICO_PROBE_TIMEOUT}
+    assert node["readinessProbe"] == {"timeoutSeconds": tuning.TCG_CALICO_PROBE_TIMEOUT}
+    [node] = list(yaml.safe_load_all(calico.kubeadm_manifest(UPSTREAM_SHAPE, "10.244.0.0/16", kvm)))[1][
+        "spec"]["template"]["spec"]["containers"]
+    assert "livenessProbe" not in node and "readinessProbe" not in node  # upstream's, untouched
