@@ -21,6 +21,21 @@ RECIPES = {"calico_node": catalog.calico_node, "calico_cni": catalog.calico_cni,
            "calico_policy": catalog.calico_kube_controllers}
 
 
+# kubelab's calico-node is built without cgo (components.calico), so felix's libbpf calls are
+# `!cgo` stubs that panic. In iptables mode felix still cleans up the eBPF connect-time load
+# balancer a previous BPF dataplane may have left, through libbpf (felix/dataplane/linux/
+# int_dataplane.go NewIntDataplaneDriver -> bpf/nat/connecttime.go RemoveConnectTimeLoadBalancer,
+# v3.31.7): measured here, `panic: LIBBPF syscall stub` at each felix start, never ready. Felix's
+# own switch skips that cleanup (connecttime.go: FELIX_DebugSkipCTLBCleanup); a lab node never
+# ran calico's eBPF dataplane, so there is nothing to clean.
+NODE_ENV = {"FELIX_DebugSkipCTLBCleanup": "true"}
+
+
+def kubespray_settings() -> dict:
+    """kubespray's calico with kubelab's calico-node (its calico_node_extra_envs, calico-node.yml.j2)."""
+    return {"kube_network_plugin": "calico", "calico_node_extra_envs": dict(NODE_ENV)}
+
+
 def image_refs(version: str = VERSION) -> dict[str, str]:
     """{kubelab's name for it: the ref upstream's manifests and kubespray pull}."""
     return {IMAGE_SOURCES[n]: f"quay.io/calico/{n}:v{version.lstrip('v')}" for n in IMAGES}
@@ -28,16 +43,17 @@ def image_refs(version: str = VERSION) -> dict[str, str]:
 
 def kubeadm_manifest(upstream: str, pod_cidr: str, tuned=None) -> str:
     """Upstream's manifests/calico-vxlan.yaml (read from the user's clone at the tag, never kept
-    here) with one value set: calico-node's CALICO_IPV4POOL_CIDR, the cluster's pod range, which
-    upstream leaves commented out (calico then takes 192.168.0.0/16, not kubeadm's podSubnet).
+    here) with calico-node's CALICO_IPV4POOL_CIDR set to the cluster's pod range, which upstream
+    leaves commented out (calico then takes 192.168.0.0/16, not kubeadm's podSubnet), and NODE_ENV.
     Under TCG (`tuned`), calico-node's probes as harness/tuning.py gives them."""
     docs = [d for d in yaml.safe_load_all(upstream) if d]
     for d in docs:
         if d.get("kind") == "DaemonSet" and d["metadata"]["name"] == "calico-node":
             for c in d["spec"]["template"]["spec"]["containers"]:
                 if c["name"] == "calico-node":
-                    c["env"] = [e for e in c.get("env", []) if e.get("name") != "CALICO_IPV4POOL_CIDR"] + [
-                        {"name": "CALICO_IPV4POOL_CIDR", "value": pod_cidr}]
+                    ours = {"CALICO_IPV4POOL_CIDR": pod_cidr, **NODE_ENV}
+                    c["env"] = [e for e in c.get("env", []) if e.get("name") not in ours] + [
+                        {"name": k, "value": v} for k, v in ours.items()]
                     if tuned is not None and tuned.calico_liveness:
                         c["livenessProbe"] = {**c.get("livenessProbe", {}), **dict(tuned.calico_liveness)}
                         c["readinessProbe"] = {**c.get("readinessProbe", {}),
@@ -75,6 +91,6 @@ def upstream_manifest(version: str = VERSION) -> str:
 # (roles/network_plugin/calico/templates/calico-node.yml.j2, v2.31.0-96-g46dbdd399)
 CALICO = Cni(name="calico", tracks=("kubeadm", "kubespray"),
              summary="calico at kubespray's pin, VXLAN, built from its git tag",
-             kubespray=lambda: {"kube_network_plugin": "calico"},
+             kubespray=kubespray_settings,
              pods=(("calico", "kube-system", "k8s-app=calico-node"),))
 # (upstream's manifest labels it the same: k8s-app: calico-node in kube-system)

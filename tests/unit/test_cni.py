@@ -18,7 +18,9 @@ def test_each_track_lists_the_networks_it_installs():
 def test_kubespray_is_told_each_network_by_its_own_module():
     calico_vars = settings(InstallDef(track="kubespray", cni="calico"))
     assert calico_vars["kube_network_plugin"] == "calico"
-    assert not [k for k in calico_vars if k.startswith(("flannel", "calico_"))]  # kubespray's own defaults
+    # kubespray's own defaults, but for the felix switch kubelab's cgo-less calico-node needs
+    assert [k for k in calico_vars if k.startswith(("flannel", "calico_"))] == ["calico_node_extra_envs"]
+    assert calico_vars["calico_node_extra_envs"] == {"FELIX_DebugSkipCTLBCleanup": "true"}
     flannel_vars = settings(InstallDef(track="kubespray", cni="flannel"))
     assert flannel_vars["kube_network_plugin"] == "flannel"
     assert flannel_vars["flannel_image_tag"] and flannel_vars["flannel_interface"] == "eth0"
@@ -58,7 +60,8 @@ def test_the_kubeadm_manifest_is_upstreams_with_the_clusters_pod_range():
     assert docs[0] == yaml.safe_load(UPSTREAM_SHAPE.split("---")[0])  # the rest untouched
     [node] = docs[1]["spec"]["template"]["spec"]["containers"]
     assert node["env"] == [{"name": "CALICO_IPV4POOL_VXLAN", "value": "Always"},
-                           {"name": "CALICO_IPV4POOL_CIDR", "value": "10.244.0.0/16"}]
+                           {"name": "CALICO_IPV4POOL_CIDR", "value": "10.244.0.0/16"},
+                           {"name": "FELIX_DebugSkipCTLBCleanup", "value": "true"}]
     again = calico.kubeadm_manifest(calico.kubeadm_manifest(UPSTREAM_SHAPE, "10.244.0.0/16"), "10.32.0.0/16")
     [node] = list(yaml.safe_load_all(again))[1]["spec"]["template"]["spec"]["containers"]
     assert [e["value"] for e in node["env"] if e["name"] == "CALICO_IPV4POOL_CIDR"] == ["10.32.0.0/16"]
