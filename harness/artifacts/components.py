@@ -261,8 +261,9 @@ def autoscaler(tree: Tree) -> Component:
 
 
 def calico(tree: Tree) -> Component:
-    """calico's programs as its lib.Makefile builds them: CGO_ENABLED=0 (the `!cgo` builds leave
-    out only the BPF data plane, which kubespray's default VXLAN backend does not use),
+    """calico's programs as its lib.Makefile builds them, but with CGO_ENABLED=0: libbpf's calls
+    are then `!cgo` stubs that panic, so felix runs with the switch that keeps it off them in the
+    VXLAN data plane (cni/calico.py NODE_ENV; the eBPF data plane cannot run);
     `-X .../pkg/buildinfo.Version` the tag (`git describe --tags`) and `.GitRevision` the commit.
     One component: calico-node, the CNI plugin (also run as calico-ipam) and its installer,
     kube-controllers with its wrapper and status check, and calicoctl; with node/filesystem, the

@@ -10,6 +10,7 @@ from ..oci import build as oci_build
 from ..oci import catalog
 from ..progress import Progress
 from . import build, components, git_source, gotool, store
+from . import kit as kits
 
 COMPONENTS = {"nerdctl": components.nerdctl, "node-cache": components.node_cache,
               "cluster-proportional-autoscaler": components.autoscaler, "calico": components.calico}
@@ -22,17 +23,16 @@ def entry(name: str, version: str, progress: Progress, rebuild: bool = False) ->
     return build.ensure(COMPONENTS[name](tree), gotool.go_version(), progress, rebuild)
 
 
-def image(recipe_of, name: str, ref: str, version: str, progress: Progress, rebuild: bool = False,
-          cni_plugins: store.Entry | None = None) -> Path:
+def image(recipe_of, name: str, ref: str, version: str, kit: dict, progress: Progress,
+          rebuild: bool = False) -> Path:
     """The OCI layout of an image made from git source `name`'s release (`recipe_of(ref)`, or with
-    calico-node's files), in the store. calico's CNI image also carries the kit's `cni_plugins`."""
+    calico-node's files), in the store. What else the recipe takes (calico's CNI image: the
+    kit's plugins) comes from `kit`'s components."""
     with build.store_lock(progress):
         made = entry(name, version, progress, rebuild)
-        entries = {made.data["component"]: made}
         if recipe_of is catalog.calico_node:
             recipe = recipe_of(ref, [f for f in made.files if f.startswith("filesystem/")])
         else:
             recipe = recipe_of(ref)
-        if recipe_of is catalog.calico_cni:
-            entries["cni-plugins"] = cni_plugins
-        return oci_build.ensure_image(recipe, entries, progress, rebuild).directory
+        entries = {c: kits.kit_entry(kit, c) for c in {b.component for b in recipe.binaries} - {name}}
+        return oci_build.ensure_image(recipe, {name: made, **entries}, progress, rebuild).directory

@@ -79,11 +79,10 @@ def _git(path: Path, *args: str, timeout: float = 120) -> subprocess.CompletedPr
                           env=dict(os.environ, GIT_TERMINAL_PROMPT="0", LC_ALL="C"))
 
 
-def resolve(source: GitSource, tag: str, given: str | None = None) -> Checkout:
-    """The clone named by `given` (else the source's environment variable, which `--source` sets),
-    checked at `tag`; UsageError naming the component, the version and how to provide it, before
-    anything is built."""
-    where = given or os.environ.get(source.env, "")
+def resolve(source: GitSource, tag: str) -> Checkout:
+    """The clone the source's environment variable names (`--source` sets it), checked at `tag`;
+    UsageError naming the component, the version and how to provide it, before anything is built."""
+    where = os.environ.get(source.env, "")
     wanted = f"{source.component} {tag}"
     if not where:
         raise UsageError(f"{wanted}: no source: the Go module proxy does not serve {source.module}; "

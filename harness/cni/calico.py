@@ -14,11 +14,9 @@ from .base import Cni
 
 VERSION = "3.31.7"  # the kubeadm track's calico: kubespray's pin (calicoctl_binary_checksums, v2.31.0-96-g46dbdd399)
 MANIFEST = "calico-vxlan.yaml"  # upstream's manifest for the VXLAN backend, in the calico store entry
-IMAGES = ("node", "cni", "kube-controllers")
-# what each image is called in kubespray's download list, and its recipe (oci/catalog.py)
-IMAGE_SOURCES = {"node": "calico_node", "cni": "calico_cni", "kube-controllers": "calico_policy"}
-RECIPES = {"calico_node": catalog.calico_node, "calico_cni": catalog.calico_cni,
-           "calico_policy": catalog.calico_kube_controllers}
+# each image: its name in kubespray's download list -> (its quay.io/calico name, its recipe in oci/catalog.py)
+IMAGES = {"calico_node": ("node", catalog.calico_node), "calico_cni": ("cni", catalog.calico_cni),
+          "calico_policy": ("kube-controllers", catalog.calico_kube_controllers)}
 
 
 # kubelab's calico-node is built without cgo (components.calico), so felix's libbpf calls are
@@ -38,7 +36,7 @@ def kubespray_settings() -> dict:
 
 def image_refs(version: str = VERSION) -> dict[str, str]:
     """{kubelab's name for it: the ref upstream's manifests and kubespray pull}."""
-    return {IMAGE_SOURCES[n]: f"quay.io/calico/{n}:v{version.lstrip('v')}" for n in IMAGES}
+    return {name: f"quay.io/calico/{image}:v{version.lstrip('v')}" for name, (image, _) in IMAGES.items()}
 
 
 def kubeadm_manifest(upstream: str, pod_cidr: str, tuned=None) -> str:
@@ -67,11 +65,9 @@ def ensure(kit: dict, progress, version: str = VERSION) -> None:
     from pathlib import Path
 
     from ..artifacts import build, from_git
-    from ..artifacts import kit as kits
     from ..serve import registry
 
-    plugins = kits.kit_entry(kit, "cni-plugins")
-    layouts = {ref: from_git.image(RECIPES[name], "calico", ref, version, progress, cni_plugins=plugins)
+    layouts = {ref: from_git.image(IMAGES[name][1], "calico", ref, version, kit, progress)
                for name, ref in image_refs(version).items()}
     with build.store_lock(progress):
         registry.add(Path(kit["registry"]), layouts, progress)

@@ -36,7 +36,6 @@ from pathlib import Path
 
 from ..artifacts import archives, build, components, from_git, gotool, prerequisites
 from ..artifacts import containerd as built_containerd
-from ..artifacts import kit as kits
 from ..oci import build as oci_build
 from ..progress import Progress
 from ..serve import files as serve_files
@@ -84,8 +83,7 @@ def make_image(name: str, ref: str, progress: Progress, rebuild: bool = False, v
     source is made from its release `version` (and calico's CNI image from the kit's plugins)."""
     source = SOURCES[name]
     if source.git:
-        plugins = kits.kit_entry(kit, "cni-plugins") if name == "calico_cni" else None
-        return from_git.image(source.image, source.git.component, ref, version, progress, rebuild, plugins)
+        return from_git.image(source.image, source.git.component, ref, version, kit, progress, rebuild)
     with build.store_lock(progress):
         return oci_build.ensure_image(IMAGE_RECIPES[name](ref), {}, progress, rebuild).directory
 

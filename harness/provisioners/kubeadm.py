@@ -224,12 +224,7 @@ def _cluster_steps(install: InstallDef, ctx: InstallContext, make_step, fault_st
         out.append(make_step(cp, "write", "flannel manifest", write_command(FLANNEL_MANIFEST),
                              content=flannel.manifest(install.pod_cidr, ctx.flannel_image, ctx.flannel_cni_image, LAB_NIC),
                              note=f"flannel's objects, Network {install.pod_cidr}; --iface={LAB_NIC}: no default route"))
-        # retried for 5 minutes: right after init the API server may still restart (under TCG,
-        # or with a cgroup-driver mismatch on containerd 1.x, where the kubelet's restart at the
-        # end of init recreates every static pod), and a refused apply is not the scenario's point
-        apply = (f"n=0; until {KUBECTL} apply -f {FLANNEL_MANIFEST}; do n=$((n+1)); [ $n -ge 30 ] && break; "
-                 "sleep 10; done; [ $n -lt 30 ]")
-        out.append(make_step(cp, "run", "apply flannel", apply, timeout=600))
+        out.append(make_step(cp, "run", "apply flannel", _retried(f"apply -f {FLANNEL_MANIFEST}"), timeout=600))
     if install.cni == "calico":
         # calico's images are quay.io's; the node image mirrors only what every cluster pulls, so
         # the lab registry is named for quay.io here (containerd reads hosts.toml at each pull)
@@ -239,8 +234,15 @@ def _cluster_steps(install: InstallDef, ctx: InstallContext, make_step, fault_st
         out.append(make_step(cp, "write", "calico manifest", write_command(CALICO_MANIFEST), content=ctx.cni_manifest,
                              note=f"upstream's calico-vxlan.yaml at the tag, CALICO_IPV4POOL_CIDR {install.pod_cidr}"))
         # server-side: calico's CRDs are too large for the annotation a client-side apply writes
-        # (calico's install docs use `kubectl create` for the same reason); retried as flannel's
-        apply = (f"n=0; until {KUBECTL} apply --server-side -f {CALICO_MANIFEST}; do n=$((n+1)); "
-                 "[ $n -ge 30 ] && break; sleep 10; done; [ $n -lt 30 ]")
-        out.append(make_step(cp, "run", "apply calico", apply, timeout=600))
+        # (calico's install docs use `kubectl create` for the same reason)
+        out.append(make_step(cp, "run", "apply calico", _retried(f"apply --server-side -f {CALICO_MANIFEST}"),
+                             timeout=600))
     return out
+
+
+def _retried(kubectl_args: str) -> str:
+    """A CNI's apply, retried for 5 minutes: right after init the API server may still restart
+    (under TCG, or with a cgroup-driver mismatch on containerd 1.x, where the kubelet's restart at
+    the end of init recreates every static pod), and a refused apply is not the scenario's point."""
+    return (f"n=0; until {KUBECTL} {kubectl_args}; do n=$((n+1)); [ $n -ge 30 ] && break; "
+            "sleep 10; done; [ $n -lt 30 ]")

@@ -11,6 +11,8 @@ import pytest
 from harness import paths
 from harness.artifacts import build, components, git_source, gotool
 from harness.progress import Progress
+from tests.git_repos import git as _git
+from tests.git_repos import tagged
 
 pytestmark = pytest.mark.artifacts
 
@@ -24,21 +26,8 @@ func main() { fmt.Println("hello", Version, Revision) }
 """
 
 
-def _git(path, *args):
-    return subprocess.run(["git", "-C", str(path), "-c", "user.email=t@example.invalid", "-c", "user.name=t", *args],
-                          check=True, capture_output=True, text=True).stdout.strip()
-
-
 def test_a_tagged_tree_builds_with_the_tag_and_commit_stamped_and_its_files_copied(tmp_path, monkeypatch):
-    repo = tmp_path / "hello"
-    (repo / "cmd" / "hello").mkdir(parents=True)
-    _git(repo, "init", "-q")
-    (repo / "go.mod").write_text("module example.com/hello\n\ngo 1.24\n")
-    (repo / "cmd" / "hello" / "main.go").write_text(MAIN)
-    (repo / "conf.txt").write_text("tagged\n")
-    _git(repo, "add", ".")
-    _git(repo, "commit", "-q", "-m", "release")
-    _git(repo, "tag", "v1.0.0")
+    repo = tagged(tmp_path / "hello", "example.com/hello", "v1.0.0", {"cmd/hello/main.go": MAIN, "conf.txt": "tagged\n"})
     (repo / "conf.txt").write_text("edited, not committed\n")
     source = git_source.GitSource("hello", "https://example.invalid/hello", "example.com/hello", "KUBELAB_SRC_HELLO")
     monkeypatch.setenv("KUBELAB_SRC_HELLO", str(repo))

@@ -3,40 +3,29 @@ repositories made here: the right clone at the tag resolves to its commit and ex
 tagged tree; every wrong one is refused before a build, naming the component, the version and how
 to provide it."""
 
-import subprocess
-
 import pytest
 
 from harness.artifacts import git_source
 from harness.errors import UsageError
+from tests.git_repos import git as _git
+from tests.git_repos import tagged
 
 DNS = git_source.NODE_CACHE
 
 
-def _git(path, *args):
-    return subprocess.run(["git", "-C", str(path), *args], check=True, capture_output=True, text=True).stdout.strip()
-
-
 @pytest.fixture
-def clone(tmp_path):
-    repo = tmp_path / "dns"
-    repo.mkdir()
-    _git(repo, "init", "-q")
-    _git(repo, "config", "user.email", "t@example.invalid")
-    _git(repo, "config", "user.name", "t")
-    (repo / "go.mod").write_text("module k8s.io/dns\n\ngo 1.24\n")
-    (repo / "main.go").write_text("package main\n")
-    _git(repo, "add", ".")
-    _git(repo, "commit", "-q", "-m", "1.25.0")
-    _git(repo, "tag", "1.25.0")
+def clone(tmp_path, monkeypatch):
+    """kubernetes/dns's shape at 1.25.0, one commit after the tag; named by its variable."""
+    repo = tagged(tmp_path / "dns", "k8s.io/dns", "1.25.0", {"main.go": "package main\n"})
     (repo / "main.go").write_text("package main // changed after the tag\n")
     _git(repo, "commit", "-q", "-am", "later")
+    monkeypatch.setenv("KUBELAB_SRC_DNS", str(repo))
     return repo
 
 
 def test_the_clone_at_its_tag_resolves_and_exports_the_tagged_tree(clone, tmp_path, monkeypatch):
     monkeypatch.setenv("KUBELAB_CACHE", str(tmp_path / "cache"))
-    found = git_source.resolve(DNS, "1.25.0", str(clone))
+    found = git_source.resolve(DNS, "1.25.0")
     assert found.commit == _git(clone, "rev-parse", "1.25.0^{commit}")
     assert found.record() == {"repository": str(clone), "upstream": "https://github.com/kubernetes/dns",
                               "tag": "1.25.0", "commit": found.commit}
@@ -46,8 +35,7 @@ def test_the_clone_at_its_tag_resolves_and_exports_the_tagged_tree(clone, tmp_pa
     assert git_source.tree(found) == tree  # exported once
 
 
-def test_the_environment_variable_names_the_clone(clone, monkeypatch):
-    monkeypatch.setenv("KUBELAB_SRC_DNS", str(clone))
+def test_the_environment_variable_names_the_clone(clone):
     assert git_source.resolve(DNS, "1.25.0").path == clone
 
 
@@ -62,30 +50,20 @@ def test_the_environment_variable_names_the_clone(clone, monkeypatch):
                         "example.com/other, not k8s.io/dns)"),
 ])
 def test_a_wrong_source_is_refused_naming_what_and_how(clone, tmp_path, monkeypatch, case, said):
-    monkeypatch.delenv("KUBELAB_SRC_DNS", raising=False)
-    tag, given = "1.25.0", str(clone)
+    tag = "1.25.0"
     if case == "unset":
-        given = None
+        monkeypatch.delenv("KUBELAB_SRC_DNS")
     elif case == "not a folder":
-        given = str(tmp_path / "nowhere")
+        monkeypatch.setenv("KUBELAB_SRC_DNS", str(tmp_path / "nowhere"))
     elif case == "not git":
         (tmp_path / "plain").mkdir()
-        given = str(tmp_path / "plain")
+        monkeypatch.setenv("KUBELAB_SRC_DNS", str(tmp_path / "plain"))
     elif case == "no tag":
         tag = "1.26.0"
     else:
-        other = tmp_path / "other"
-        other.mkdir()
-        _git(other, "init", "-q")
-        _git(other, "config", "user.email", "t@example.invalid")
-        _git(other, "config", "user.name", "t")
-        (other / "go.mod").write_text("module example.com/other\n")
-        _git(other, "add", ".")
-        _git(other, "commit", "-q", "-m", "x")
-        _git(other, "tag", "1.25.0")
-        given = str(other)
+        monkeypatch.setenv("KUBELAB_SRC_DNS", str(tagged(tmp_path / "other", "example.com/other", "1.25.0")))
     with pytest.raises(UsageError) as err:
-        git_source.resolve(DNS, tag, given)
+        git_source.resolve(DNS, tag)
     assert said in str(err.value)
     assert str(err.value).startswith(f"node-cache {tag}: ")
 
@@ -111,12 +89,11 @@ def test_source_options_become_the_variables_what_the_command_starts_reads(tmp_p
 
 def test_a_half_export_left_by_a_killed_build_is_never_taken_for_the_tree(clone, tmp_path, monkeypatch):
     monkeypatch.setenv("KUBELAB_CACHE", str(tmp_path / "cache"))
-    found = git_source.resolve(DNS, "1.25.0", str(clone))
+    found = git_source.resolve(DNS, "1.25.0")
     half = tmp_path / "cache" / "src" / "node-cache" / found.commit
     half.mkdir(parents=True)
     (half / "go.mod").write_text("truncated")  # no completion mark
     tree = git_source.tree(found)
     assert tree == half and (tree / "go.mod").read_text() == "module k8s.io/dns\n\ngo 1.24\n"
-    monkeypatch.setenv("KUBELAB_SRC_DNS", str(clone))
     prepared = git_source.prepared(DNS, "1.25.0")
     assert (prepared.path, prepared.tag, prepared.commit, prepared.vendored) == (str(tree), "1.25.0", found.commit, False)

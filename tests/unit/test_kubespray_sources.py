@@ -5,6 +5,7 @@ import pytest
 
 from harness.kubespray.downloads import Download
 from harness.kubespray.sources import gaps, module_version
+from tests.git_repos import tagged
 
 # the module proxy's words for a module it refuses (seen for nerdctl, k8s.io/dns and
 # cluster-proportional-autoscaler on this machine, 2026-12-04)
@@ -47,20 +48,6 @@ def test_one_not_served_names_the_proxys_answer_and_what_kubespray_allows():
                           f"({REFUSED}); no kubespray variable leaves it out")
 
 
-def _tagged_clone(path, module, tag):
-    import subprocess
-
-    def git(*args):
-        subprocess.run(["git", "-C", str(path), *args], check=True, capture_output=True)
-    path.mkdir()
-    git("init", "-q")
-    (path / "go.mod").write_text(f"module {module}\n\ngo 1.24\n")
-    git("add", ".")
-    git("-c", "user.email=t@example.invalid", "-c", "user.name=t", "commit", "-q", "-m", tag)
-    git("tag", tag)
-    return path
-
-
 def test_a_git_sourced_download_without_a_clone_says_how_to_give_one_and_asks_no_proxy(monkeypatch):
     monkeypatch.delenv("KUBELAB_SRC_DNS", raising=False)
     answer, asked = proxy(set())
@@ -74,7 +61,7 @@ def test_a_git_sourced_download_without_a_clone_says_how_to_give_one_and_asks_no
 
 
 def test_a_git_sourced_download_with_a_clone_at_its_tag_is_buildable(tmp_path, monkeypatch):
-    clone = _tagged_clone(tmp_path / "nerdctl", "github.com/containerd/nerdctl/v2", "v2.3.0")
+    clone = tagged(tmp_path / "nerdctl", "github.com/containerd/nerdctl/v2", "v2.3.0")
     monkeypatch.setenv("KUBELAB_SRC_NERDCTL", str(clone))
     answer, asked = proxy(set())
     [gap] = gaps([file("nerdctl", "2.3.0")], answer, "`invoke artifacts.build --kubespray K`")
