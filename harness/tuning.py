@@ -111,9 +111,19 @@ GO_ENV_UNITS = ("containerd", "kubelet")  # the host units given TCG_GO_ENV (sys
 # Measured on a 1+1 kubespray cluster here: `calico-node -startup` alone took about 60 s before
 # runit started felix, so the liveness probe (connection refused, 6 x 10 s) killed every start
 # before felix listened, and the probes' exec timed out at 10 s ("command timed out"). Under TCG
-# the liveness probe gets the control plane's TCG_LIVENESS and both probes a 30 s timeout;
-# readiness keeps its period, so the pod turns Ready as soon as felix is.
+# the liveness probe gets the control plane's TCG_LIVENESS and both probes a 30 s timeout.
+# Every calico probe is an exec of a Go binary (runc exec, then calico-node -felix-ready/-live, or
+# kube-controllers' check-status -r/-l): measured on kubeadm-calico's loaded control plane under
+# TCG, one `calico-node -felix-ready` 7.6 s and one `check-status -r` 35 s, four of them every 10 s
+# (load average 12-22 on 2 vCPUs); kube-controllers' readiness timeout is 1 s, so it was never
+# Ready, and calico-node's own start (2 s API timeouts, node/pkg/lifecycle/startup/startup.go)
+# kept failing on w1. Under TCG each calico probe runs every 30 s with 30 s to answer.
 TCG_CALICO_PROBE_TIMEOUT = 30
+TCG_CALICO_READINESS = {"periodSeconds": 30, "timeoutSeconds": TCG_CALICO_PROBE_TIMEOUT}
+# container -> probe -> what replaces upstream's values (the kubeadm track's manifest)
+TCG_CALICO_PROBES = {c: {"livenessProbe": {**TCG_LIVENESS, "timeoutSeconds": TCG_CALICO_PROBE_TIMEOUT},
+                         "readinessProbe": dict(TCG_CALICO_READINESS)}
+                     for c in ("calico-node", "calico-kube-controllers")}
 # cAdvisor's housekeeping every 30 s instead of 10.
 TCG_KUBELET_ARGS = {"housekeeping-interval": "30s"}
 # containerd 2.3 and later read every container's CPU through its shim once a second, whether or
@@ -172,7 +182,7 @@ class Tuning:
     go_env: MappingProxyType = field(default_factory=_frozen)  # containerd, the kubelet, the static pods
     kubelet_args: MappingProxyType = field(default_factory=_frozen)
     containerd_stats_period: str = ""  # containerd's CRI stats collector (2.3 and later)
-    calico_liveness: MappingProxyType = field(default_factory=_frozen)  # calico-node's liveness probe
+    calico_probes: MappingProxyType = field(default_factory=_frozen)  # container -> probe -> settings
     calico_probe_timeout: int = 0  # seconds each of calico-node's probes may take
 
     @property
@@ -207,8 +217,8 @@ class Tuning:
                 "etcd": dict(self.etcd_args), "encryption_algorithm": self.encryption_algorithm,
                 "static_pod_patches": dict(self.static_pod_patches), "go_runtime": dict(self.go_env),
                 "kubelet_args": dict(self.kubelet_args), "containerd_cri": self._containerd_cri(),
-                "calico_node_probes": ({"liveness": dict(self.calico_liveness), "timeout": self.calico_probe_timeout}
-                                       if self.calico_liveness else {}),
+                "calico_probes": {c: {p: dict(v) for p, v in probes.items()}
+                                  for c, probes in self.calico_probes.items()},
                 "guests": {"kernel_args": list(self.kernel_args), "tb_cache_mib": self.tb_cache_kubernetes_mib,
                            "cpu_shares": dict(self.cpu_shares), "boot_in_turn": self.boot_in_turn}}
 
@@ -221,7 +231,8 @@ def _tcg(why: str) -> Tuning:
         etcd_args=_frozen(TCG_ETCD), encryption_algorithm=TCG_KEYS, static_pod_patches=_frozen(tcg_patches()),
         go_env=_frozen(TCG_GO_ENV), kubelet_args=_frozen(TCG_KUBELET_ARGS),
         containerd_stats_period=TCG_CONTAINERD_STATS_PERIOD,
-        calico_liveness=_frozen({**TCG_LIVENESS, "timeoutSeconds": TCG_CALICO_PROBE_TIMEOUT}),
+        calico_probes=_frozen({c: _frozen({p: _frozen(v) for p, v in probes.items()})
+                               for c, probes in TCG_CALICO_PROBES.items()}),
         calico_probe_timeout=TCG_CALICO_PROBE_TIMEOUT)
 
 

@@ -15,3 +15,6 @@ class Cni:
     kubespray: Callable[[], dict] = field(default=lambda: {})
     # the pods whose images say what runs: (what, namespace, label selector), per track's manifests
     pods: tuple[tuple[str, str, str], ...] = ()
+    # addresses a node must have a route to for this network to work on a guest with no default
+    # route (provisioners/lab_network.py writes them beside the Service range's)
+    node_routes: tuple[str, ...] = ()

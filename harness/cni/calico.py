@@ -28,6 +28,14 @@ IMAGES = {"calico_node": ("node", catalog.calico_node), "calico_cni": ("cni", ca
 # ran calico's eBPF dataplane, so there is nothing to clean.
 NODE_ENV = {"FELIX_DebugSkipCTLBCleanup": "true"}
 
+# Every calico pod's default route is via 169.254.1.1, an address no interface has: the node answers
+# the pod's ARP for it by proxy ARP on the cali veth (cni-plugin/pkg/dataplane/linux/dataplane_linux.go,
+# DoNetworking's gw and configureSysctls, v3.31.7). Linux answers a proxy ARP request only for an
+# address it routes out of another interface, which a node without a default route does not:
+# measured on kubeadm-calico, every pod's connection failed "connect: no route to host" (CoreDNS to
+# 10.96.0.1:443) until the node had a route to it.
+POD_GATEWAY = "169.254.1.1"
+
 
 def kubespray_settings() -> dict:
     """kubespray's calico with kubelab's calico-node (its calico_node_extra_envs, calico-node.yml.j2)."""
@@ -43,19 +51,19 @@ def kubeadm_manifest(upstream: str, pod_cidr: str, tuned=None) -> str:
     """Upstream's manifests/calico-vxlan.yaml (read from the user's clone at the tag, never kept
     here) with calico-node's CALICO_IPV4POOL_CIDR set to the cluster's pod range, which upstream
     leaves commented out (calico then takes 192.168.0.0/16, not kubeadm's podSubnet), and NODE_ENV.
-    Under TCG (`tuned`), calico-node's probes as harness/tuning.py gives them."""
+    Under TCG (`tuned`), calico-node's and kube-controllers' probes as harness/tuning.py gives them."""
     docs = [d for d in yaml.safe_load_all(upstream) if d]
+    probes = tuned.calico_probes if tuned is not None else {}
     for d in docs:
-        if d.get("kind") == "DaemonSet" and d["metadata"]["name"] == "calico-node":
-            for c in d["spec"]["template"]["spec"]["containers"]:
-                if c["name"] == "calico-node":
-                    ours = {"CALICO_IPV4POOL_CIDR": pod_cidr, **NODE_ENV}
-                    c["env"] = [e for e in c.get("env", []) if e.get("name") not in ours] + [
-                        {"name": k, "value": v} for k, v in ours.items()]
-                    if tuned is not None and tuned.calico_liveness:
-                        c["livenessProbe"] = {**c.get("livenessProbe", {}), **dict(tuned.calico_liveness)}
-                        c["readinessProbe"] = {**c.get("readinessProbe", {}),
-                                               "timeoutSeconds": tuned.calico_probe_timeout}
+        if d.get("kind") not in ("DaemonSet", "Deployment"):
+            continue
+        for c in d["spec"]["template"]["spec"]["containers"]:
+            if d["metadata"]["name"] == "calico-node" and c["name"] == "calico-node":
+                ours = {"CALICO_IPV4POOL_CIDR": pod_cidr, **NODE_ENV}
+                c["env"] = [e for e in c.get("env", []) if e.get("name") not in ours] + [
+                    {"name": k, "value": v} for k, v in ours.items()]
+            for probe, settings in probes.get(c["name"], {}).items():
+                c[probe] = {**c.get(probe, {}), **dict(settings)}
     return yaml.safe_dump_all(docs, sort_keys=False)
 
 
@@ -88,5 +96,6 @@ def upstream_manifest(version: str = VERSION) -> str:
 CALICO = Cni(name="calico", tracks=("kubeadm", "kubespray"),
              summary="calico at kubespray's pin, VXLAN, built from its git tag",
              kubespray=kubespray_settings,
-             pods=(("calico", "kube-system", "k8s-app=calico-node"),))
+             pods=(("calico", "kube-system", "k8s-app=calico-node"),),
+             node_routes=(f"{POD_GATEWAY}/32",))
 # (upstream's manifest labels it the same: k8s-app: calico-node in kube-system)

@@ -153,7 +153,7 @@ def test_the_install_steps_write_the_files_then_run_cluster_yml_then_fetch_admin
     # unreachable` under kubespray until it had one)
     routes, dropins, steps = steps[:4], steps[4:8], steps[8:]
     assert [(s.machine, s.action, s.name) for s in routes] == [
-        (m, "run", "route to the Service network") for m in ("cp1", "cp1", "w1", "w1")]
+        (m, "run", name) for m in ("cp1", "w1") for name in ("route to the Service network", "routes kept across reboots")]
     assert routes[0].command == f"ip route replace {scenario.install.service_cidr} dev eth0"
     # under TCG, containerd (and so its shims) and the kubelet get the kubeadm track's Go settings,
     # as drop-ins the play's daemon-reload reads (kubespray has no variable for them)
