@@ -204,7 +204,8 @@ def fetch_admin_conf(lab, remotes_by_host: dict[str, object], dest: Callable[[st
             raise Unreachable(f"lab `{lab.name}`: {exc}") from None
         if result.ok and "clusters:" in result.stdout:
             return dest(result.stdout)
-        tried.append(f"{host}: exit {result.exit_code}")
+        tried.append(f"{host}: exit {result.exit_code}" if not result.ok else
+                     f"{host}: exit 0 but {len(result.stdout)} bytes with no clusters: key")
     raise Unreachable(f"lab `{lab.name}` has no /etc/kubernetes/admin.conf on any machine ({'; '.join(tried)}): "
                       "no cluster was installed there, or it was reset")
 
