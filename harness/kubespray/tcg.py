@@ -105,3 +105,25 @@ def variables(tuned, scenario_variables=None, containerd: str = "") -> dict:
         **({"containerd_extra_runtime_args": {"stats_collect_period": tuned.containerd_stats_period}}
            if containerd and has_stats_collector(containerd) else {}),
     }
+
+
+# calico-kube-controllers' probes in kubespray's template are literal (periodSeconds 10, and the
+# readiness probe kubelet's default 1 s timeout: roles/kubernetes-apps/policy_controller/calico/
+# templates/calico-kube-controllers.yml.j2, v2.31.0-96-g46dbdd399), with no variable. Its
+# readiness probe execs check-status, measured 35 s under TCG (tuning.py), so it is never Ready
+# and `invoke verify`'s kube-system layer cannot hold. Under TCG kubelab patches the two probes
+# after the play as the kubeadm track writes them; the patch is in the plan and the run's steps.
+def after_play(tuned, cni: str, kubeconfig: str) -> tuple[tuple[str, str, str], ...]:
+    """(step name, command on the control plane, note): nothing under KVM or without calico."""
+    import json
+
+    probes = tuned.calico_probes.get("calico-kube-controllers") if tuned.is_tcg and cni == "calico" else None
+    if not probes:
+        return ()
+    patch = {"spec": {"template": {"spec": {"containers": [
+        {"name": "calico-kube-controllers", **{p: dict(v) for p, v in probes.items()}}]}}}}
+    return (("calico-kube-controllers probes under TCG",
+             f"kubectl --kubeconfig {kubeconfig} -n kube-system patch deployment calico-kube-controllers "
+             f"--type strategic -p '{json.dumps(patch, separators=(',', ':'))}'",
+             "kubespray's template has no variable for them; check-status took 35 s under TCG, its "
+             "readiness timeout is 1 s"),)

@@ -50,6 +50,8 @@ class KubesprayContext:
     pinned: tuple = ()
     # (unit, guest path, content): systemd drop-ins for containerd and the kubelet under TCG (tuning.py)
     dropins: tuple = ()
+    # (name, command, note): run on the control plane after each play (kubespray/tcg.py after_play)
+    after_play: tuple = ()
 
 
 # variables kubelab sets itself, and where a scenario says what it wants instead; the offline
@@ -314,7 +316,9 @@ def _play(ctx: KubesprayContext, make_step, may_fail: bool = False) -> list:
     return [make_step(HOST, "host-run", "kubespray: cluster.yml", "", host=ctx.command, timeout=ctx.timeout,
                       note="kubespray cluster.yml against the lab", may_fail=may_fail),
             make_step(ctx.control_plane, "fetch", "admin.conf", f"cat {ADMIN_CONF}",
-                      note="the admin kubeconfig kubespray's kubeadm wrote", may_fail=may_fail)]
+                      note="the admin kubeconfig kubespray's kubeadm wrote", may_fail=may_fail),
+            *(make_step(ctx.control_plane, "run", name, command, note=note, may_fail=may_fail)
+              for name, command, note in ctx.after_play)]
 
 
 def _containerd_version(install: InstallDef, defaults) -> str:
@@ -397,4 +401,4 @@ def _context(install: InstallDef, machines, host_key, client_key: Path, tuned, w
     control_plane = next(h.name for h in hosts if "kube_control_plane" in h.groups)
     return KubesprayContext(control_plane, tuple((str(p), t) for p, t in files.items()), command,
                             PLAY_TIMEOUT_S[tuned.is_tcg], reset, tuple(h.name for h in hosts), refusals, pinned,
-                            tuned.unit_dropins())
+                            tuned.unit_dropins(), tcg.after_play(tuned, install.cni, ADMIN_CONF))

@@ -67,3 +67,23 @@ def test_the_containerd_kubespray_installs_reads_cpu_stats_as_seldom_as_the_kube
     for unknown_or_older in ("", "2.2.1"):
         assert "containerd_extra_runtime_args" not in tcg.variables(decide("qemu"), {}, unknown_or_older)
     assert tcg.variables(decide("kvm", "kvm"), {}, "2.3.4") == {}
+
+
+def test_under_tcg_a_calico_cluster_gets_kube_controllers_probes_after_the_play():
+    """kubespray's calico-kube-controllers template has literal probes (readiness: the kubelet's
+    1 s timeout), which check-status cannot meet under TCG; the patch after the play gives them the
+    kubeadm track's values, and only there."""
+    import json
+    import shlex
+
+    [(name, command, _)] = tcg.after_play(decide("qemu"), "calico", "/etc/kubernetes/admin.conf")
+    argv = shlex.split(command)
+    assert argv[:8] == ["kubectl", "--kubeconfig", "/etc/kubernetes/admin.conf", "-n", "kube-system", "patch",
+                        "deployment", "calico-kube-controllers"]
+    [container] = json.loads(argv[-1])["spec"]["template"]["spec"]["containers"]
+    assert container["name"] == "calico-kube-controllers"  # a strategic merge keys containers by name
+    assert container["readinessProbe"] == {"periodSeconds": 30, "timeoutSeconds": 30}
+    assert container["livenessProbe"]["timeoutSeconds"] == 30
+    assert "exec" not in container["readinessProbe"]  # upstream's check-status command stays
+    assert tcg.after_play(decide("kvm", "kvm"), "calico", "/etc/kubernetes/admin.conf") == ()
+    assert tcg.after_play(decide("qemu"), "flannel", "/etc/kubernetes/admin.conf") == ()
