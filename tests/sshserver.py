@@ -16,9 +16,10 @@ import paramiko
 
 
 class _Server(paramiko.ServerInterface):
-    def __init__(self, authorized: paramiko.PKey, channel_delay: float = 0.0):
+    def __init__(self, authorized: paramiko.PKey, channel_delay: float = 0.0, status_first: bool = False):
         self.authorized = authorized
         self.channel_delay = channel_delay
+        self.status_first = status_first
         self.commands: dict[int, bytes] = {}
         self.cond = threading.Condition()
 
@@ -71,17 +72,28 @@ def _serve_channel(channel, server: _Server):
     threads = [threading.Thread(target=feed, daemon=True),
                threading.Thread(target=_pump, args=(proc.stdout, channel.sendall), daemon=True),
                threading.Thread(target=_pump, args=(proc.stderr, channel.sendall_stderr), daemon=True)]
-    for t in threads:
-        t.start()
-    try:
+    if server.status_first:
+        # OpenSSH's sshd sends exit-status when the command exits, which can be before the output
+        # still in the pipe has gone out; here always so: the status, then the output, then EOF
+        threads[0].start()
         code = proc.wait(timeout=60)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        code = proc.wait()
+        channel.send_exit_status(code)
+        time.sleep(0.3)
+        threads[1].start()
+        threads[2].start()
+    else:
+        for t in threads:
+            t.start()
+        try:
+            code = proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            code = proc.wait()
     threads[1].join(10)
     threads[2].join(10)
     try:
-        channel.send_exit_status(code)
+        if not server.status_first:
+            channel.send_exit_status(code)
         channel.close()
     except (OSError, EOFError):
         pass
@@ -90,10 +102,12 @@ def _serve_channel(channel, server: _Server):
 class SshTestServer:
     """Accepts connections until closed; each connection serves exec channels."""
 
-    def __init__(self, host_key: paramiko.PKey, authorized: paramiko.PKey, channel_delay: float = 0.0):
+    def __init__(self, host_key: paramiko.PKey, authorized: paramiko.PKey, channel_delay: float = 0.0,
+                 status_first: bool = False):
         self.host_key = host_key
         self.authorized = authorized
         self.channel_delay = channel_delay
+        self.status_first = status_first
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.sock.bind(("127.0.0.1", 0))
@@ -114,7 +128,7 @@ class SshTestServer:
     def _handle(self, conn):
         transport = paramiko.Transport(conn)
         transport.add_server_key(self.host_key)
-        server = _Server(self.authorized, self.channel_delay)
+        server = _Server(self.authorized, self.channel_delay, self.status_first)
         try:
             transport.start_server(server=server)
         except (paramiko.SSHException, EOFError, OSError):

@@ -168,7 +168,10 @@ class SshRemote:
                 if channel.recv_stderr_ready():
                     err += channel.recv_stderr(65536)
                     busy = True
-                if channel.exit_status_ready() and not channel.recv_ready() and not channel.recv_stderr_ready():
+                # done at the server's EOF, not at the exit status: sshd may send the status
+                # before the last of the output (a read as "exit 0, no output" otherwise)
+                if (channel.exit_status_ready() and (channel.eof_received or channel.closed)
+                        and not channel.recv_ready() and not channel.recv_stderr_ready()):
                     code = channel.recv_exit_status()
                     break
                 if time.monotonic() - start > timeout:

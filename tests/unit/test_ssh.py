@@ -43,6 +43,18 @@ def test_run_returns_exit_code_streams_and_timing(keys, server):
     assert res.host == "node1" and res.duration > 0 and res.started_at > 1.7e9
 
 
+def test_output_that_arrives_after_the_exit_status_is_kept(keys):
+    """sshd may send exit-status before the last of the output (measured: verify read admin.conf as
+    exit 0 with no text once); the client reads until the server's EOF, not until the status."""
+    srv = SshTestServer(_pkey(keys["host"]), _pkey(keys["client"]), status_first=True)
+    try:
+        with SshRemote(target(keys, srv)) as r:
+            res = r.run("printf 'apiVersion: v1\\nclusters:\\n'; echo err >&2")
+    finally:
+        srv.close()
+    assert (res.exit_code, res.stdout, res.stderr) == (0, "apiVersion: v1\nclusters:\n", "err\n")
+
+
 def test_run_drains_both_streams_at_once(keys, server):
     # 4 MiB on each stream: a client reading one stream after the other stalls here.
     cmd = "head -c 4194304 /dev/zero | tr '\\0' a; head -c 4194304 /dev/zero | tr '\\0' b >&2"
