@@ -66,3 +66,38 @@ def test_the_skip_rule_finds_a_plain_skip_and_a_skip_mark(tmp_path):
 def test_an_empty_parameter_list_fails_collection_instead_of_skipping(request):
     """A scenario list derived from scenarios/ that came out empty is a loader bug, not a skip."""
     assert request.config.getini("empty_parameter_set_mark") == "fail_at_collect"
+
+
+BROAD = {None, "Exception", "BaseException"}
+
+
+def skips_on_any_error(root) -> list[str]:
+    """file:line of each unavailable() called in a handler of any error (bare except, Exception):
+    a bug would read as a missing prerequisite. Only the error that means "not there" may skip."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        for handler in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(handler, ast.ExceptHandler):
+                continue
+            kinds = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+            if not any((None if k is None else ast.unparse(k)) in BROAD for k in kinds):
+                continue
+            for node in ast.walk(ast.Module(body=handler.body, type_ignores=[])):
+                if isinstance(node, ast.Call) and ast.unparse(node.func).endswith("unavailable"):
+                    found.append(f"{path.relative_to(root)}:{node.lineno}: unavailable() under `except "
+                                 f"{ast.unparse(handler.type) if handler.type else ''}`")
+    return found
+
+
+def test_no_test_skips_on_any_error():
+    assert skips_on_any_error(Path(conftest.__file__).parent) == []
+
+
+def test_the_error_rule_finds_a_skip_under_a_broad_handler(tmp_path):
+    (tmp_path / "test_a.py").write_text(
+        "from tests.conftest import unavailable\n"
+        "def test_x():\n    try:\n        load()\n    except Exception as exc:\n        unavailable(str(exc))\n"
+        "def test_y():\n    try:\n        load()\n    except (OSError, Exception):\n        unavailable('x')\n"
+        "def test_z():\n    try:\n        load()\n    except KitNotBuilt as exc:\n        unavailable(str(exc))\n")
+    assert skips_on_any_error(tmp_path) == ["test_a.py:6: unavailable() under `except Exception`",
+                                           "test_a.py:11: unavailable() under `except (OSError, Exception)`"]
