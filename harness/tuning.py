@@ -117,7 +117,9 @@ GO_ENV_UNITS = ("containerd", "kubelet")  # the host units given TCG_GO_ENV (sys
 # TCG, one `calico-node -felix-ready` 7.6 s and one `check-status -r` 35 s, four of them every 10 s
 # (load average 12-22 on 2 vCPUs); kube-controllers' readiness timeout is 1 s, so it was never
 # Ready, and calico-node's own start (2 s API timeouts, node/pkg/lifecycle/startup/startup.go)
-# kept failing on w1. Under TCG each calico probe runs every 30 s with 30 s to answer.
+# kept failing on w1. Under TCG, in the kubeadm track's manifest, each calico probe runs every 30 s
+# with 30 s to answer. kubespray's templates take only calico-node's two timeouts as variables
+# (kubespray/tcg.py); its kube-controllers' probes are patched after the play (tcg.after_play).
 TCG_CALICO_PROBE_TIMEOUT = 30
 TCG_CALICO_READINESS = {"periodSeconds": 30, "timeoutSeconds": TCG_CALICO_PROBE_TIMEOUT}
 # container -> probe -> what replaces upstream's values (the kubeadm track's manifest)

@@ -49,9 +49,9 @@ INIT_LOG = "/root/kubeadm-init.log"  # kept in the guest too, as a learner's `| 
 JOIN_LOG = "/root/kubeadm-join.log"
 
 
-
 def _node_routes(install: InstallDef) -> list[tuple[str, str, str]]:
     return node_route_steps(install.service_cidr, cnis.by_name(install.cni).node_routes)
+
 
 def teed(command: str, log: str) -> str:
     """Run through `tee` into the guest, keeping the command's own exit code, also in LOG.exit
@@ -184,8 +184,8 @@ def reinstall_steps(install: InstallDef, ctx: InstallContext, make_step, rebuild
             out.append(make_step(m, "run", "remove CNI state", CNI_CLEANUP,
                                  note="kubeadm reset leaves the CNI's config, state and interfaces"))
     if new_ranges:
-        out += [make_step(m, "run", name, c, note=f"Service range {install.service_cidr}")
-                for m in ctx.roles for name, c, _ in _node_routes(install)]
+        out += [make_step(m, "run", name, c, note=f"{note} (Service range {install.service_cidr})")
+                for m in ctx.roles for name, c, note in _node_routes(install)]
     if new_ranges or install.kubernetes_api_call:
         again = ctx.tuning.kubeadm_timeouts.get("kubernetesAPICall", "kubeadm's default")
         note = f"pods {install.pod_cidr}, Services {install.service_cidr}" if new_ranges else \

@@ -25,6 +25,8 @@ from .result import CommandResult
 logging.getLogger("paramiko").setLevel(logging.CRITICAL)
 
 POLL = 0.05
+# after a command's exit status, how long its output may still take to end (EOF)
+EOF_GRACE = 10.0
 
 
 @dataclass(frozen=True)
@@ -154,7 +156,7 @@ class SshRemote:
             raise ConnectError(self.target, f"connected, but no session opened within {self.connect_timeout:g}s "
                                             f"({exc}): the machine is swamped or its sshd is stuck") from None
         out, err = bytearray(), bytearray()
-        code = None
+        code = status_at = None
         try:
             channel.exec_command(command)
             if stdin is not None:
@@ -169,9 +171,13 @@ class SshRemote:
                     err += channel.recv_stderr(65536)
                     busy = True
                 # done at the server's EOF, not at the exit status: sshd may send the status
-                # before the last of the output (a read as "exit 0, no output" otherwise)
-                if (channel.exit_status_ready() and (channel.eof_received or channel.closed)
-                        and not channel.recv_ready() and not channel.recv_stderr_ready()):
+                # before the last of the output (a read as "exit 0, no output" otherwise). A
+                # command whose background child keeps stdout open never sends EOF: after the
+                # status, EOF_GRACE is all it gets
+                if channel.exit_status_ready() and status_at is None:
+                    status_at = time.monotonic()
+                if (status_at is not None and not channel.recv_ready() and not channel.recv_stderr_ready()
+                        and (channel.eof_received or channel.closed or time.monotonic() - status_at > EOF_GRACE)):
                     code = channel.recv_exit_status()
                     break
                 if time.monotonic() - start > timeout:

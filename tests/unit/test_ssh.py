@@ -55,6 +55,20 @@ def test_output_that_arrives_after_the_exit_status_is_kept(keys):
     assert (res.exit_code, res.stdout, res.stderr) == (0, "apiVersion: v1\nclusters:\n", "err\n")
 
 
+def test_a_background_child_holding_stdout_open_costs_the_grace_not_the_timeout(keys, monkeypatch):
+    """As sshd: the status when the shell exits; EOF only when the child that kept stdout ends."""
+    from harness.remote import ssh
+
+    monkeypatch.setattr(ssh, "EOF_GRACE", 2.0)
+    srv = SshTestServer(_pkey(keys["host"]), _pkey(keys["client"]), status_first=True)
+    try:
+        with SshRemote(target(keys, srv)) as r:
+            res = r.run("echo started; sleep 20 &", timeout=15)
+    finally:
+        srv.close()
+    assert (res.exit_code, res.stdout) == (0, "started\n") and res.duration < 10
+
+
 def test_run_drains_both_streams_at_once(keys, server):
     # 4 MiB on each stream: a client reading one stream after the other stalls here.
     cmd = "head -c 4194304 /dev/zero | tr '\\0' a; head -c 4194304 /dev/zero | tr '\\0' b >&2"
