@@ -150,6 +150,9 @@ class SshRemote:
         start = time.monotonic()
         try:
             channel = self._transport().open_session(timeout=self.connect_timeout)
+        except EOFError:  # the connection was closed under us (a lost machine's, cut by the run's watch)
+            self.close()
+            raise ConnectError(self.target, "the connection closed before the command could start") from None
         except paramiko.SSHException as exc:
             # connected, but no session: seen on a worker swamped under TCG ("Timeout opening channel.")
             self.close()
@@ -179,11 +182,17 @@ class SshRemote:
                 if (status_at is not None and not channel.recv_ready() and not channel.recv_stderr_ready()
                         and (channel.eof_received or channel.closed or time.monotonic() - status_at > EOF_GRACE)):
                     code = channel.recv_exit_status()
+                    if code == -1 and not channel.eof_received:  # closed with no status and no EOF: cut
+                        raise EOFError()
                     break
                 if time.monotonic() - start > timeout:
                     break
                 if not busy:
                     time.sleep(POLL)
+        except (EOFError, OSError, paramiko.SSHException) as exc:
+            # closed under the command: a lost machine's connection, cut by the run's watch
+            raise ConnectError(self.target, f"the connection closed under `{command}` ({type(exc).__name__}"
+                                            f"{': ' + str(exc) if str(exc) else ''})") from None
         finally:
             channel.close()
         return code, bytes(out), bytes(err), started_at, time.monotonic() - start

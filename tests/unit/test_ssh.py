@@ -69,6 +69,18 @@ def test_a_background_child_holding_stdout_open_costs_the_grace_not_the_timeout(
     assert (res.exit_code, res.stdout) == (0, "started\n") and res.duration < 10
 
 
+def test_a_connection_closed_under_a_command_is_a_connect_error(keys, server):
+    """The run's watch closes a lost machine's connection while a command waits on it: the command
+    ends with ConnectError naming the machine (measured: an EOFError read as kubelab's own bug)."""
+    import threading
+
+    with SshRemote(target(keys, server)) as r:
+        r.run("true")
+        threading.Timer(0.5, r.close).start()
+        with pytest.raises(ConnectError, match="ssh .*node1.*: the connection closed"):
+            r.run("sleep 5", timeout=20)
+
+
 def test_run_drains_both_streams_at_once(keys, server):
     # 4 MiB on each stream: a client reading one stream after the other stalls here.
     cmd = "head -c 4194304 /dev/zero | tr '\\0' a; head -c 4194304 /dev/zero | tr '\\0' b >&2"
