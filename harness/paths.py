@@ -49,6 +49,14 @@ def volumes_dir() -> Path:
     return home_dir() / "volumes"
 
 
+def disks_dir() -> Path | None:
+    """KUBELAB_DISKS: where the labs' disks go instead of kubelab's pool in volumes_dir() (a bigger
+    or a faster disk, or a small one a test fills): in a `kubelab` folder kubelab makes there and
+    owns, so nothing else in the named folder is ever taken for a lab's. None: not set."""
+    value = os.environ.get("KUBELAB_DISKS")
+    return Path(value).expanduser().resolve() / "kubelab" if value else None
+
+
 def run_dir() -> Path:
     """Per-boot facts (the acceleration probe result)."""
     return _default("KUBELAB_RUN", "/run/kubelab", "~/.cache/kubelab/run")

@@ -193,7 +193,39 @@ def pick_subnet(taken: list[ipaddress.IPv4Network], candidates=SUBNET_CANDIDATES
     raise BackendError(f"no free /24 left among {candidates[0]} .. {candidates[-1]}: `invoke lab.down --all` removes old labs")
 
 
+# a pool per folder KUBELAB_DISKS names (paths.disks_dir): kubelab-disks-<sha256 of the path, 8>
+DISKS_POOL_PREFIX = f"{POOL}-disks-"
+
+
+def pool_name(folder: Path | None) -> str:
+    """The libvirt pool of a disk folder: kubelab's own when None."""
+    import hashlib
+
+    return POOL if folder is None else DISKS_POOL_PREFIX + hashlib.sha256(str(folder).encode()).hexdigest()[:8]
+
+
+def _lab_volume(name: str) -> bool:
+    """A lab's disk or seed: kubelab's name, not a Vagrant box's."""
+    return lab_of(name) is not None and not is_box_volume(name)
+
+
+def _lab_states() -> list[tuple[str, dict]]:
+    """(name, state) of every lab folder, read as it is on disk (one half written is skipped)."""
+    import json
+
+    root = paths.labs_dir()
+    out = []
+    for f in sorted(root.glob("*/state.json")) if root.is_dir() else []:
+        try:
+            out.append((f.parent.name, json.loads(f.read_text())))
+        except (OSError, ValueError):
+            continue
+    return out
+
+
 class LibvirtBackend(MachineBackend):
+    # the labs' disks may go where KUBELAB_DISKS says (paths.disks_dir), in a pool of that folder's
+    disks_anywhere = True
     name = "libvirt"
 
     def __init__(self, uri: str = LIBVIRT_URI):
@@ -245,25 +277,68 @@ class LibvirtBackend(MachineBackend):
             fcntl.flock(f, fcntl.LOCK_EX)
             yield
 
-    def storage_pool(self, create: bool = True) -> libvirt.virStoragePool | None:
-        """kubelab's storage pool, started; defined first when `create`, else None if absent."""
+    def storage_pool(self, create: bool = True, name: str = POOL,
+                     folder: Path | None = None) -> libvirt.virStoragePool | None:
+        """A pool of kubelab's, started: its own (`POOL`, in volumes_dir) or the one of `folder`
+        (pool_name). Defined first when `create`, else None if absent."""
         try:
-            pool = self.conn.storagePoolLookupByName(POOL)
+            pool = self.conn.storagePoolLookupByName(name)
         except libvirt.libvirtError as exc:
             if not _not_found(exc):
                 raise
             if not create:
                 return None
-            target = paths.volumes_dir()
+            target = folder or paths.volumes_dir()
             target.mkdir(parents=True, exist_ok=True)
             target.chmod(0o711)
-            pool = self.conn.storagePoolDefineXML(pool_xml(POOL, str(target)), 0)
+            pool = self.conn.storagePoolDefineXML(pool_xml(name, str(target)), 0)
         if not pool.isActive():
             # its folder may have been deleted (a cleaned host); libvirt will not start it then
             self.pool_dir(pool).mkdir(parents=True, exist_ok=True)
             pool.create(0)
         refresh_pool(pool)
         return pool
+
+    def _pools(self) -> list:
+        """kubelab's pools: its own, started, and each KUBELAB_DISKS folder's that is _usable."""
+        own = self.storage_pool(create=False)
+        return ([own] if own is not None else []) + [
+            p for p in self.conn.listAllStoragePools(0) if p.name().startswith(DISKS_POOL_PREFIX) and self._usable(p)]
+
+    def _existing_pool(self, name: str):
+        """kubelab's own pool, started; a KUBELAB_DISKS folder's if it is _usable; else None."""
+        if name == POOL:
+            return self.storage_pool(create=False)
+        try:
+            pool = self.conn.storagePoolLookupByName(name)
+        except libvirt.libvirtError as exc:
+            if _not_found(exc):
+                return None
+            raise
+        return pool if self._usable(pool) else None
+
+    def _usable(self, pool) -> bool:
+        """Started, its folder there, rescanned. One that is not is left as it is: reading must not
+        start it or make its folder where a disk is not mounted."""
+        try:
+            if not pool.isActive() or not self.pool_dir(pool).is_dir():
+                return False
+            refresh_pool(pool)
+        except libvirt.libvirtError:
+            return False
+        return True
+
+    def _drop_if_unused(self, pool, leaving: str = "") -> bool:
+        """A KUBELAB_DISKS folder's pool once no lab has a disk there and none is recorded to use it
+        (a lab being made picks its pool before it writes a disk). kubelab's own pool stays."""
+        if pool.name() == POOL or any(_lab_volume(v.name()) for v in pool.listAllVolumes(0)) or \
+                self._unlisted_files(pool):
+            return False
+        if any(state.get("pool") == pool.name() for name, state in _lab_states() if name != leaving):
+            return False
+        pool.destroy()
+        pool.undefine()
+        return True
 
     # -- up ----------------------------------------------------------------
     def up(self, lab, progress) -> list[Machine]:
@@ -331,7 +406,9 @@ class LibvirtBackend(MachineBackend):
     def _network(self, lab, verdict, progress):
         """The storage pool, and the lab's isolated network with a fixed address per machine."""
         with self._host_lock():
-            pool = self.storage_pool()
+            folder = paths.disks_dir() if self.disks_anywhere else None
+            pool = self.storage_pool(name=pool_name(folder), folder=folder)
+            lab.state["pool"] = pool.name()
             taken = host_routes() + self._libvirt_subnets()
             wanted = lab.state.get("requested_network")
             subnet = pick_subnet(taken, [wanted] if wanted else SUBNET_CANDIDATES)
@@ -682,8 +759,8 @@ class LibvirtBackend(MachineBackend):
         net.undefine()
         return True
 
-    def _remove_volume(self, name: str) -> bool:
-        pool = self.storage_pool(create=False)
+    def _remove_volume(self, name: str, in_pool: str = POOL) -> bool:
+        pool = self._existing_pool(in_pool)
         if pool is None:
             return False
         try:
@@ -723,10 +800,16 @@ class LibvirtBackend(MachineBackend):
             if self._remove_domain(name):
                 removed.append(f"domain {name}")
             lab.forget("domains", name)
+        in_pool = state.get("pool", POOL)
         for name in sorted(state["objects"]["volumes"]):
-            if self._remove_volume(name):
+            if self._remove_volume(name, in_pool):
                 removed.append(f"volume {name}")
             lab.forget("volumes", name)
+        if in_pool != POOL:
+            with self._host_lock():  # as a lab's up takes it to pick its pool
+                pool = self._existing_pool(in_pool)
+                if pool is not None and self._drop_if_unused(pool, leaving=lab.name):
+                    removed.append(f"pool {in_pool}")
         for name in sorted(state["objects"]["networks"]):
             if self._remove_network(name):
                 removed.append(f"network {name}")
@@ -736,9 +819,8 @@ class LibvirtBackend(MachineBackend):
     def leftovers(self) -> list[str]:
         found = [f"domain {d.name()}" for d in self.conn.listAllDomains(0) if self._is_ours(d)]
         found += [f"network {n.name()}" for n in self.conn.listAllNetworks(0) if n.name().startswith(PREFIX)]
-        pool = self.storage_pool(create=False)
-        if pool is not None:
-            found += [f"volume {v.name()}" for v in pool.listAllVolumes(0) if not is_box_volume(v.name())]
+        for pool in self._pools():
+            found += [f"volume {v.name()}" for v in pool.listAllVolumes(0) if _lab_volume(v.name())]
             found += [f"volume {name}" for name in self._unlisted_files(pool)]
         return found
 
@@ -758,15 +840,19 @@ class LibvirtBackend(MachineBackend):
             if self._is_ours(dom) and lab_of(dom.name()) not in keep_labs:
                 if self._remove_domain(dom.name()):
                     removed.append(f"domain {dom.name()}")
-        pool = self.storage_pool(create=False)
-        if pool is not None:
+        pools = self._pools()
+        for pool in pools:
             for vol in pool.listAllVolumes(0):
-                if not is_box_volume(vol.name()) and lab_of(vol.name()) not in keep_labs:
+                if _lab_volume(vol.name()) and lab_of(vol.name()) not in keep_labs:
                     if delete_volume(vol):
                         removed.append(f"volume {vol.name()}")
             for name in self._unlisted_files(pool):
                 if lab_of(name) not in keep_labs and self._remove_unlisted_file(pool, name):
                     removed.append(f"volume {name}")
+            with self._host_lock():  # as a lab's up takes it to pick its pool and record it
+                if self._drop_if_unused(pool):
+                    removed.append(f"pool {pool.name()}")
+        pool = next((p for p in pools if p.name() == POOL), None)
         for net in self.conn.listAllNetworks(0):
             if net.name().startswith(PREFIX) and lab_of(net.name()) not in keep_labs:
                 if self._remove_network(net.name()):

@@ -22,6 +22,9 @@ VAGRANT_UP_TIMEOUT = 900.0
 
 
 class VagrantBackend(LibvirtBackend):
+    # vagrant-libvirt uploads the box into the pool it is given: kubelab's own, where images.prune
+    # finds boxes, so KUBELAB_DISKS is the libvirt backend's only
+    disks_anywhere = False
     name = "vagrant"
 
     def check(self) -> None:
@@ -45,7 +48,7 @@ class VagrantBackend(LibvirtBackend):
         tuned = tuning.for_lab(lab.state)
         tcg = verdict.domain_type == "qemu"
         return {
-            "lab": lab.name, "box": box, "driver": verdict.domain_type, "pool": "kubelab",
+            "lab": lab.name, "box": box, "driver": verdict.domain_type, "pool": pool.name(),
             "cmdline": tuned.cmdline(cmdline),
             # as the libvirt backend's domains: QEMU's translation cache, TCG only (0: not set)
             "tb_cache_mib": tuned.tb_cache(kubernetes=bool(lab.state.get("kubernetes"))) if tcg else 0,

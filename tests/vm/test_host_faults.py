@@ -11,6 +11,7 @@ import threading
 import time
 from pathlib import Path
 
+import libvirt
 import pytest
 
 from harness.machines.libvirt import LibvirtBackend, domain_name
@@ -23,9 +24,9 @@ pytestmark = pytest.mark.vm
 class Run:
     """`invoke scenario NAME` in the background, its output read as it comes."""
 
-    def __init__(self, name: str, runs: Path, *args: str):
+    def __init__(self, name: str, runs: Path, *args: str, env: dict | None = None):
         self.runs = runs
-        self.proc = invoke("scenario", name, *args, env=dict(os.environ, KUBELAB_RUNS=str(runs)))
+        self.proc = invoke("scenario", name, *args, env=dict(os.environ, KUBELAB_RUNS=str(runs), **(env or {})))
         self.lines: list[str] = []
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
@@ -249,3 +250,96 @@ def test_guests_frozen_under_a_run_end_it_as_the_hosts_doing(libvirt_backend, bo
     assert ended < 60, f"the run ended {ended:.0f} s after the freeze's 15 s:\n{said}"
     assert "machine node1: its QEMU process is stopped (state T: SIGSTOP on the host)" in said
     assert run.record()["verdict"]["result"] == "error"
+
+
+@pytest.fixture
+def small_disks_folder(tmp_path):
+    """A 1 GiB ext4 filesystem, loop-mounted where QEMU (libvirt's qemu user) can reach the files:
+    a folder under /var/tmp, not under pytest's private tmp_path."""
+    import subprocess
+    import uuid
+
+    from tests.conftest import require_tool
+
+    for tool, how in (("losetup", "util-linux"), ("mkfs.ext4", "e2fsprogs"), ("fallocate", "util-linux")):
+        require_tool(tool, f"apt-get install {how}")
+
+    def run(*cmd):
+        return subprocess.run(list(cmd), check=True, capture_output=True, text=True, timeout=300).stdout.strip()
+
+    image, mnt = tmp_path / "disks.img", Path("/var/tmp") / f"kubelab-test-disks-{uuid.uuid4().hex[:8]}"
+    run("truncate", "-s", "1G", str(image))
+    run("mkfs.ext4", "-q", "-F", "-m", "0", str(image))  # no root reserve: full for root and QEMU's user alike
+    device = run("losetup", "--find", "--show", str(image))
+    mnt.mkdir(mode=0o711)
+    try:
+        run("mount", device, str(mnt))
+        mnt.chmod(0o711)
+        yield mnt
+    finally:
+        from harness.machines.libvirt import pool_name
+
+        backend = LibvirtBackend()
+        try:  # a failed test must not leave a pool on a folder that is about to go
+            pool = backend.conn.storagePoolLookupByName(pool_name(mnt.resolve() / "kubelab"))
+            if pool.isActive():
+                pool.destroy()
+            pool.undefine()
+        except libvirt.libvirtError:  # absent, as it should be
+            pass
+        subprocess.run(["umount", "-l", str(mnt)], check=False, timeout=120)
+        subprocess.run(["losetup", "-d", device], check=False, timeout=60)
+        subprocess.run(["rmdir", str(mnt)], check=False, timeout=60)
+
+
+def test_a_full_lab_disk_pauses_the_guest_and_ends_the_run_naming_the_folder_within_seconds(
+        libvirt_backend, bookworm_image, small_disks_folder, tmp_path):
+    """The labs' disks (KUBELAB_DISKS) on a 1 GiB filesystem, filled beside the guest once the fault is
+    armed; the guest then writes, its overlay cannot grow, and QEMU pauses it (werror=stop): the run
+    ends exit 2 naming node1, the folder and its free space, and the folder's pool goes with the lab."""
+    import subprocess
+
+    from harness.machines.libvirt import pool_name
+
+    from .helpers import remove_lab_whatever_happened
+
+    folder = small_disks_folder
+    disks = folder.resolve() / "kubelab"  # kubelab's own folder in the one named
+    run = Run("br-netfilter-missing", tmp_path / "runs", env={"KUBELAB_DISKS": str(folder)})
+    writer: list[subprocess.Popen] = []
+
+    def fill_then_write():
+        lab = run.record()["lab"]["name"]
+        assert any(f.name.startswith(f"kubelab-{lab}.") for f in disks.iterdir())  # the lab's disks are there
+        free = os.statvfs(folder).f_bavail * os.statvfs(folder).f_frsize
+        # all but 16 MiB at once (all of it is refused: the file's own metadata needs room), then the rest
+        subprocess.run(["fallocate", "-l", str(free - 16 * 2**20), str(folder / "filler")], check=True, timeout=60)
+        subprocess.run(["dd", "if=/dev/zero", f"of={folder / 'filler.end'}", "bs=64K"], capture_output=True,
+                       timeout=120)  # ends on "No space left on device"
+        assert os.statvfs(folder).f_bavail * os.statvfs(folder).f_frsize < 2**20
+        # from the guest, past its page cache: the overlay must grow on the full disk
+        writer.append(invoke("lab.ssh", "-l", lab, "-n", "node1", "-c",
+                             "dd if=/dev/urandom of=/var/tmp/fill bs=1M count=512 oflag=direct conv=fsync"))
+
+    lab = ""
+    try:
+        code, ended, said = run.break_when("armed-check: ok", fill_then_write)
+        lab = run.record()["lab"]["name"]
+        assert code == 2, said
+        assert ended < 90, f"the run ended {ended:.0f} s after the guest's write:\n{said}"
+        assert "machine node1: QEMU paused it on a disk write error" in said, said
+        assert f"{disks}: " in said and " MiB free" in said
+        record = run.record()
+        assert record["verdict"]["result"] == "error"
+        assert [m["machine"] for m in record["machines_lost"]] == ["node1"]
+        assert objects_of(lab) == []
+        pools = [p.name() for p in LibvirtBackend().conn.listAllStoragePools(0)]
+        assert pool_name(disks) not in pools  # the folder's pool went with its last lab
+        assert list(disks.iterdir()) == []
+        assert sorted(f.name for f in folder.iterdir()) == ["filler", "filler.end", "kubelab", "lost+found"]
+    finally:
+        for proc in writer:
+            proc.kill()
+            proc.communicate(timeout=60)
+        if lab:
+            remove_lab_whatever_happened(lab)
