@@ -204,6 +204,18 @@ def pool_name(folder: Path | None) -> str:
     return POOL if folder is None else DISKS_POOL_PREFIX + hashlib.sha256(str(folder).encode()).hexdigest()[:8]
 
 
+def closed_ancestor(folder: Path) -> Path | None:
+    """The first folder above `folder` that others may not enter (no o+x). libvirt's QEMU runs as
+    its own user (libvirt-qemu on Debian), which must pass through each to open a disk there."""
+    for parent in reversed(folder.parents):
+        try:
+            if not parent.stat().st_mode & 0o001:
+                return parent
+        except FileNotFoundError:
+            return None  # made by kubelab below here, with its own mode
+    return None
+
+
 def _lab_volume(name: str) -> bool:
     """A lab's disk or seed: kubelab's name, not a Vagrant box's."""
     return lab_of(name) is not None and not is_box_volume(name)
@@ -407,6 +419,12 @@ class LibvirtBackend(MachineBackend):
         """The storage pool, and the lab's isolated network with a fixed address per machine."""
         with self._host_lock():
             folder = paths.disks_dir() if self.disks_anywhere else None
+            closed = closed_ancestor(folder) if folder is not None else None
+            if closed is not None:
+                raise UsageError(f"KUBELAB_DISKS: libvirt's QEMU, which runs as its own user, cannot reach "
+                                 f"{folder}: {closed} is closed to other users (mode "
+                                 f"{closed.stat().st_mode & 0o777:o}); `chmod o+x {closed}`, or name a folder "
+                                 "others may pass through (such as one under /var/tmp)")
             pool = self.storage_pool(name=pool_name(folder), folder=folder)
             lab.state["pool"] = pool.name()
             taken = host_routes() + self._libvirt_subnets()
