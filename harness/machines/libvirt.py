@@ -222,15 +222,15 @@ def _lab_volume(name: str) -> bool:
 
 
 def _lab_states() -> list[tuple[str, dict]]:
-    """(name, state) of every lab folder, read as it is on disk (one half written is skipped)."""
-    import json
+    """(name, state) of every lab; one whose state cannot be read is skipped."""
+    from ..errors import LabError
+    from ..lab import Lab
 
-    root = paths.labs_dir()
     out = []
-    for f in sorted(root.glob("*/state.json")) if root.is_dir() else []:
+    for name in Lab.names():
         try:
-            out.append((f.parent.name, json.loads(f.read_text())))
-        except (OSError, ValueError):
+            out.append((name, Lab.load(name).state))
+        except LabError:
             continue
     return out
 

@@ -25,7 +25,6 @@ import secrets
 import string
 from dataclasses import dataclass
 
-from .. import cni as cnis
 from ..model import InstallDef
 from ..node import containerd_config
 from ..remote.file_write import write_command
@@ -33,7 +32,8 @@ from ..serve import mirror
 from ..tuning import Tuning
 from . import flannel
 from .kubeadm_config import PATCHES_DIR, ClusterSpec, init_config, join_config
-from .lab_network import LAB_NIC, node_route_steps
+from ..cni import routes_for
+from .lab_network import LAB_NIC
 
 CONFIG = "/root/kubeadm-config.yaml"
 JOIN_CONFIG = "/root/kubeadm-join.yaml"
@@ -47,10 +47,6 @@ JOIN_TIMEOUT = 1200.0
 CA_HASH_RE = r"--discovery-token-ca-cert-hash (sha256:[0-9a-f]{64})"
 INIT_LOG = "/root/kubeadm-init.log"  # kept in the guest too, as a learner's `| tee` would, for checks to read
 JOIN_LOG = "/root/kubeadm-join.log"
-
-
-def _node_routes(install: InstallDef) -> list[tuple[str, str, str]]:
-    return node_route_steps(install.service_cidr, cnis.by_name(install.cni).node_routes)
 
 
 def teed(command: str, log: str) -> str:
@@ -141,7 +137,7 @@ def steps(install: InstallDef, ctx: InstallContext, make_step, fault_steps, init
             out.append(make_step(m, "write", f"{unit} Go runtime settings", write_command(path), content=content))
         out.append(make_step(m, "run", "restart containerd", "systemctl daemon-reload && ""systemctl restart containerd && systemctl is-active containerd"))
         out += [make_step(m, "run", "host preparation", c) for c in prepare_commands(install)]
-        out += [make_step(m, "run", name, c, note=note) for name, c, note in _node_routes(install)]
+        out += [make_step(m, "run", name, c, note=note) for name, c, note in routes_for(install)]
         out.append(make_step(m, "write", "kubelet resolver", write_command(RESOLV), content=f"nameserver {ctx.gateway}\n",
                              note="the lab's host address: pods with dnsPolicy Default need a nameserver line; "
                                   "nothing answers there, which keeps the lab off the outside"))
@@ -185,7 +181,7 @@ def reinstall_steps(install: InstallDef, ctx: InstallContext, make_step, rebuild
                                  note="kubeadm reset leaves the CNI's config, state and interfaces"))
     if new_ranges:
         out += [make_step(m, "run", name, c, note=f"{note} (Service range {install.service_cidr})")
-                for m in ctx.roles for name, c, note in _node_routes(install)]
+                for m in ctx.roles for name, c, note in routes_for(install)]
     if new_ranges or install.kubernetes_api_call:
         again = ctx.tuning.kubeadm_timeouts.get("kubernetesAPICall", "kubeadm's default")
         note = f"pods {install.pod_cidr}, Services {install.service_cidr}" if new_ranges else \

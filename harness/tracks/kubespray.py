@@ -18,7 +18,6 @@ from ..errors import UsageError
 from ..host_command import HOST
 from ..model import InstallDef, Scenario
 from .. import cni as cnis
-from ..provisioners.lab_network import node_route_steps
 from ..remote.file_write import write_command
 from .base import Track
 
@@ -234,8 +233,7 @@ class KubesprayTrack(Track):
     def steps(self, install: InstallDef, ctx: KubesprayContext, make_step, at_point,
               init_may_fail: bool = False) -> list:
         # kubespray adds no route for the Service range; a guest without a default route needs one
-        out = [make_step(m, "run", name, c, note=note) for m in ctx.machines
-               for name, c, note in node_route_steps(install.service_cidr, cnis.by_name(install.cni).node_routes)]
+        out = [make_step(m, "run", name, c, note=note) for m in ctx.machines for name, c, note in cnis.routes_for(install)]
         # kubespray has no variable for the Go runtime of containerd (whose shims inherit GODEBUG) and the
         # kubelet; drop-ins written before the play are read when its roles reload systemd and start them
         out += [make_step(m, "write", f"{unit} Go runtime settings", write_command(path), content=content,

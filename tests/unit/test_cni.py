@@ -130,12 +130,12 @@ def test_a_calico_node_gets_a_route_to_its_pods_gateway_on_both_tracks():
     """Guests have no default route; calico's pods route via 169.254.1.1, which the node answers
     by proxy ARP only for an address it routes (measured: CoreDNS 'connect: no route to host' to
     10.96.0.1 until the route was there). flannel's pods use a real gateway and get no such route."""
-    from harness.provisioners import kubeadm
+    from harness.cni import routes_for
 
-    calico_routes = kubeadm._node_routes(InstallDef(track="kubeadm", cni="calico"))
+    calico_routes = routes_for(InstallDef(track="kubeadm", cni="calico"))
     assert [c for _, c, _ in calico_routes[:2]] == ["ip route replace 10.96.0.0/12 dev eth0",
                                                     "ip route replace 169.254.1.1/32 dev eth0"]
     kept = calico_routes[-1][1]  # both persisted, so a rebooted node keeps them
     assert "Destination=10.96.0.0/12" in kept and "Destination=169.254.1.1/32" in kept
-    assert not any("169.254" in c for _, c, _ in kubeadm._node_routes(InstallDef(track="kubeadm", cni="flannel")))
+    assert not any("169.254" in c for _, c, _ in routes_for(InstallDef(track="kubeadm", cni="flannel")))
     assert cni.by_name("calico").node_routes == ("169.254.1.1/32",)
