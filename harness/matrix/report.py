@@ -74,7 +74,10 @@ def _row_key(k: str):
 
 
 def _col_key(cell: dict):
-    return tuple(int(p) for p in cell["containerd"].split(".")[:2]), cell["suite"]
+    """Known containerd series in order; a track's own containerd of unknown series ("kubespray's") after them."""
+    parts = cell["containerd"].split(".")[:2]
+    known = all(p.isdigit() for p in parts)
+    return (0, tuple(int(p) for p in parts)) if known else (1, ()), cell["suite"]
 
 
 def value_of(entry: dict, fact: str) -> str:

@@ -91,6 +91,17 @@ def test_built_columns_sort_after_the_suites_in_the_pivot():
     assert pivot["columns"] == ["containerd 1.6 (bookworm)", "containerd 2.2.9 (built, sid)"]
 
 
+def test_a_tracks_own_containerd_of_unknown_series_sorts_after_the_known_ones_in_the_pivot():
+    m = report.new({})
+    for cell in (Cell("1.36.3", "sid", ("x",), runtime="kubespray"), Cell("1.36.3", "sid", ("x",))):
+        entry = report.cell_entry(cell)
+        entry["scenarios"]["x"] = {"status": report.MET, "facts": {}}
+        m["cells"].append(entry)
+    (pivot,) = report.pivots(m)
+    assert pivot["columns"] == ["containerd 2.1 (sid)", "containerd installed by kubespray (sid)"]
+    assert "containerd installed by kubespray (sid)" in report.render_md(m)
+
+
 def test_cell_ids_have_no_dots_for_ci_artifact_names():
     assert Cell("1.36.3", "sid", ("x",)).id == "k1-36-3_sid"
     assert "." not in Cell(HOST, "bookworm", ("x",)).id
