@@ -315,6 +315,22 @@ def read_repeats(folders: list[Path]) -> list[tuple[int, Path, dict]]:
     return out
 
 
+def provenance(repeats: list[tuple[int, Path, dict]]) -> dict:
+    """What made the evidence, each as the runs recorded it (more than one value: the runs differ):
+    kubelab's commit (the matrices') and the kubespray checkout a kubespray run installed from."""
+    kubelab, kubespray = [], []
+    for _, folder, matrix in repeats:
+        kubelab.append(matrix.get("kubelab_commit") or "")
+        for cell in matrix.get("cells", []):
+            for entry in cell.get("scenarios", {}).values():
+                _, record = _read_record(folder, entry)
+                checkout = ((record or {}).get("install") or {}).get("kubespray") or {}
+                if checkout.get("commit"):
+                    kubespray.append(f"{checkout.get('describe') or checkout.get('version', '')} "
+                                     f"({checkout['commit'][:12]})".strip())
+    return {"kubelab": sorted(set(kubelab) - {""}), "kubespray": sorted(set(kubespray))}
+
+
 def build(plan: Plan, folders: list[Path], out: Path) -> dict:
     """The book record from the repeats' matrix folders (OUT/runs/<n>)."""
     repeats = read_repeats(folders)
@@ -323,7 +339,7 @@ def build(plan: Plan, folders: list[Path], out: Path) -> dict:
             "chapters": plan.chapters, "repeat": len(repeats),
             "runs": [str(_relative(f, out)) for _, f, _ in repeats],
             "concurrent_cells": max([m.get("concurrent_cells", 1) for _, _, m in repeats] or [1]),
-            "claims": claims}
+            "provenance": provenance(repeats), "claims": claims}
 
 
 def exit_code(book: dict) -> int:

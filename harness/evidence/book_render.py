@@ -261,6 +261,17 @@ def _runs(claim: dict) -> list[str]:
     return items
 
 
+def provenance_lines(book: dict) -> list[str]:
+    """kubelab's commit and the kubespray checkout, when the book recorded them (older books did not)."""
+    made = book.get("provenance") or {}
+    lines = []
+    if made.get("kubelab"):
+        lines.append("kubelab commit " + ", ".join(code(c) for c in made["kubelab"]))
+    if made.get("kubespray"):
+        lines.append("kubespray checkout " + ", ".join(code(c) for c in made["kubespray"]))
+    return lines
+
+
 def index_blocks(book: dict) -> list[tuple]:
     counts = {v: sum(1 for c in book["claims"] if c["verdict"] == v) for v in VERDICTS}
     blocks: list[tuple] = [("h", 1, f"Evidence book: {book['course'] or 'claims'}")]
@@ -270,6 +281,7 @@ def index_blocks(book: dict) -> list[tuple]:
                           f"built {built}{took}; {book['repeat']} repeat(s); up to {book['concurrent_cells']} "
                           "matrix cell(s) side by side",
                           "runs: " + (", ".join(f"[{r}]({r}/matrix.md)" for r in book["runs"]) or "none"),
+                          *provenance_lines(book),
                           f"verdicts: {counts[HOLDS]} hold, {counts[FAILS]} do not hold, {counts[UNSEEN]} not "
                           "observed here"]))
     if book.get("compared_with"):

@@ -6,6 +6,7 @@ scenario page shows the committed evidence book's verbatim lines."""
 from __future__ import annotations
 
 import functools
+import re
 import shutil
 import threading
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -14,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness.docs import reference, schema, site
+from harness.docs import books_page, reference, schema, site
 from harness.errors import UsageError
 from harness.paths import project_root
 from harness.scenario.files import all_files
@@ -148,3 +149,27 @@ def test_a_scenario_page_shows_the_committed_books_verbatim_lines(browser, serve
         for line in quoted:
             assert " ".join(line.split()) in evidence, (scenario, line)
         page.close()
+
+
+def test_readmes_book_lines_link_sections_the_built_books_page_has(built):
+    readme = (ROOT / "README.md").read_text()
+    links = re.findall(r"\(docs/evidence-books\.md#([\w-]+)\)", readme)
+    assert len(links) == len(list((ROOT / "docs" / "books").glob("*/book.json"))) >= 1
+    page = (built / "evidence-books" / "index.html").read_text()
+    for anchor in links:
+        assert f'id="{anchor}"' in page, anchor
+
+
+def test_a_books_line_says_its_claims_verdicts_wall_time_and_kubespray_checkout():
+    book = {"chapters": {"kubespray": "The kubespray track"}, "built_at": 1796616000.0, "wall_s": 5400.0,
+            "provenance": {"kubelab": ["abc"], "kubespray": ["v2.31.0-96-g46dbdd399 (46dbdd3994b3)"]},
+            "claims": [{"id": f"S{n}", "verdict": "holds" if n != 4 else "does not hold"} for n in range(1, 10)]}
+    (line,) = books_page.readme_table([("kubespray", book)]).splitlines()[2:]
+    assert line == ("| [The kubespray track](docs/evidence-books.md#the-kubespray-track) | S1-S9: 8 of 9 hold | "
+                    "2026-12-07 | 90.0 min | `v2.31.0-96-g46dbdd399 (46dbdd3994b3)` |")
+
+
+@pytest.mark.parametrize("ids, text", [(["S1", "S2", "S3"], "S1-S3"), (["K1", "K3", "K4", "H2"], "K1, K3-K4, H2"),
+                                       (["K10", "K11", "S9"], "K10-K11, S9"), ([], "")])
+def test_claim_ids_are_said_as_ranges(ids, text):
+    assert books_page.id_ranges(ids) == text

@@ -381,6 +381,29 @@ def test_the_index_groups_by_chapter_with_the_verdict_as_a_colour(course, tmp_pa
     assert "<code>br_netfilter</code>" in page
 
 
+def test_the_index_names_the_kubelab_commit_and_the_kubespray_checkout_the_runs_recorded(course, tmp_path):
+    plan = _plan(course)
+    run = _record()
+    run["install"] = {"track": "kubespray", "kubespray": {
+        "describe": "v2.31.0-96-g46dbdd399", "commit": "46dbdd3994b32640bcd806b0097f50e8fdf1d514"}}
+    folders = make_runs(tmp_path, plan, [run])
+    matrix = report.load(folders[0] / "matrix.json")
+    matrix["kubelab_commit"] = "f20375b1c2d3"
+    report.save(matrix, folders[0])
+    record = book.build(plan, folders, tmp_path)
+    assert record["provenance"] == {"kubelab": ["f20375b1c2d3"], "kubespray": ["v2.31.0-96-g46dbdd399 (46dbdd3994b3)"]}
+    md = book_render.markdown(book_render.index_blocks({**record, "built_at": 1.0, "wall_s": 1.0}))
+    assert "- kubelab commit `f20375b1c2d3`" in md
+    assert "- kubespray checkout `v2.31.0-96-g46dbdd399 (46dbdd3994b3)`" in md
+
+
+def test_a_book_of_runs_without_kubespray_names_no_checkout(course, tmp_path):
+    record = build(tmp_path, _plan(course), [_record()])
+    assert record["provenance"]["kubespray"] == []
+    md = book_render.markdown(book_render.index_blocks({**record, "built_at": 1.0, "wall_s": 1.0}))
+    assert "kubespray checkout" not in md
+
+
 def test_a_claim_across_versions_gets_a_pivot(course, tmp_path):
     plan = book_plan.make(claims.load([course / "claims.yaml"]), suites=("bookworm", "sid"),
                           series=lambda s: {"bookworm": "1.6", "sid": "2.1"}[s])
