@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from . import kit, store
 
@@ -22,6 +23,7 @@ def render(json_: bool = False) -> str:
         return "nothing built yet: `invoke artifacts.build`"
     lines = []
     in_kits = {c["key"][:store.KEY_LEN] for k in kits for c in (*k["components"].values(), *k.get("images", {}).values())}
+    in_kits |= _linked_entries(kits)  # what prune keeps
     for k in kits:
         what = f"kit {k['kubernetes']}" if "kubernetes" in k else f"containerd {k['containerd']}"  # containerd.py
         lines.append(f"{what} ({k['go']}): {', '.join(sorted(k['components']))}")
@@ -37,8 +39,27 @@ def render(json_: bool = False) -> str:
     return "\n".join(lines)
 
 
+def _linked_entries(kits: list[dict]) -> set[str]:
+    """Store entries a kit's file tree links into beyond the kit: what an installer downloads
+    (kubespray's calicoctl and calico's CRDs, built from a git tag), which the next run would
+    otherwise have to build again from its clone."""
+    from ..serve import files as serve_files
+
+    root = store.store_dir().resolve()
+    out = set()
+    for k in kits:
+        tree = k.get("files")  # a Kubernetes kit's file tree (a containerd record's `files` are its binaries)
+        for target in serve_files.added_links(Path(tree)).values() if isinstance(tree, str) else ():
+            try:
+                out.add(target.resolve().relative_to(root).parts[0])
+            except ValueError:  # an archive outside the store (made from entries a kit names)
+                continue
+    return out
+
+
 def prune() -> list[str]:
-    """Store entries, registry storages and file trees that no kit record refers to."""
+    """Store entries, registry storages and file trees that no kit record refers to, directly or
+    through a link an installer added to its file tree."""
     import shutil
 
     from .. import paths
@@ -46,6 +67,7 @@ def prune() -> list[str]:
     kits = [json.loads(p.read_text()) for p in sorted(kit.kits_dir().glob("*.json"))] if kit.kits_dir().is_dir() else []
     keep = {c["key"][:store.KEY_LEN] for k in kits for c in k["components"].values()}
     keep |= {i["key"][:store.KEY_LEN] for k in kits for i in k.get("images", {}).values()}
+    keep |= _linked_entries(kits)
     removed = []
     for entry in store.all_entries():
         if entry.directory.name not in keep:

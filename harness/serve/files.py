@@ -79,6 +79,12 @@ def _added_file(root: Path) -> Path:
     return root.with_name(f"{root.name}.added.json")
 
 
+def added_links(root: Path) -> dict[str, Path]:
+    """{relative path: target} of the links add_links made in the tree at `root` (an installer's
+    downloads beyond the kit), whose targets still exist."""
+    return _added(root)
+
+
 def _added(root: Path) -> dict[str, Path]:
     """The links add_links made, whose targets still exist."""
     try:

@@ -101,3 +101,21 @@ def test_prune_keeps_what_a_kit_refers_to_and_removes_the_rest(cache):
     assert removed == [f"store entry {'3' * store.KEY_LEN} (c, m@v1)", "registry storage old"]
     assert kept.directory.exists() and image.directory.exists() and not stale.directory.exists()
     assert storage.exists() and not old.exists()
+
+
+def test_prune_keeps_an_entry_an_installer_linked_into_a_kits_file_tree(cache):
+    import json as _json
+
+    from harness.artifacts import kit, listing
+    from harness.serve import files as serve_files
+
+    crds, stale = put("4" * 64, {"crds.yaml": b"kind: CRD"}), put("5" * 64, {"x": b"b"})
+    tree = serve_files.write_tree("v1.36.3", {})
+    serve_files.add_links(tree, {"github.com/projectcalico/calico/raw/v3.31.7/manifests/crds.yaml": crds.path("crds.yaml")})
+    kit.kits_dir().mkdir(parents=True)
+    (kit.kits_dir() / "kubernetes-v1.36.3.json").write_text(_json.dumps({"components": {}, "files": str(tree)}))
+    (kit.kits_dir() / "containerd-v2.3.4.json").write_text(_json.dumps({"components": {}, "files": {"ctr": "x"}}))
+    removed = listing.prune()
+    assert removed == [f"store entry {'5' * store.KEY_LEN} (c, m@v1)"]
+    assert crds.directory.exists() and not stale.directory.exists()
+    assert (tree / "github.com/projectcalico/calico/raw/v3.31.7/manifests/crds.yaml").read_text() == "kind: CRD"
