@@ -18,7 +18,9 @@ runs and per scenario; and the same time by kind of wait:
     nothing running      the book's wall time while no run of it was running (waves, scheduling)
 
 Ratios are of the book's summed run time, measured in the runs themselves; nothing is asserted
-(these hosts are shared and noisy). The guests' CPU is not in the record yet: not printed.
+(these hosts are shared and noisy). Then what the guests' CPU was doing, per phase, where the runs
+recorded it (each phase's `guest_cpu_s`, libvirt's CPU time of each machine's emulator): CPU
+seconds, and the host cores they kept busy on average against the host's cores.
 """
 
 from __future__ import annotations
@@ -76,6 +78,11 @@ def run_breakdown(run: dict) -> tuple[dict[str, float], dict[str, float]]:
     return phases, dict(kinds)
 
 
+def guest_cpu(run: dict) -> dict[str, tuple[float, float]]:
+    """{phase: (wall seconds, guest CPU seconds)} of the phases that recorded their guests' CPU."""
+    return {p["name"]: (_span(p), sum(p["guest_cpu_s"].values())) for p in run["phases"] if p.get("guest_cpu_s")}
+
+
 def _union(intervals: list[tuple[float, float]]) -> float:
     out, end = 0.0, None
     for a, b in sorted(intervals):
@@ -93,7 +100,8 @@ def book_breakdown(folder: Path) -> dict:
     by_phase: dict[str, float] = defaultdict(float)
     by_kind: dict[str, float] = defaultdict(float)
     per_scenario: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
-    intervals, runs = [], 0
+    intervals, runs, cores = [], 0, set()
+    cpu: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])  # phase: [wall, guest CPU]
     for matrix_file in sorted(folder.glob("runs/*/matrix.json")):
         matrix = json.loads(matrix_file.read_text())
         for cell in matrix["cells"]:
@@ -102,6 +110,10 @@ def book_breakdown(folder: Path) -> dict:
                     continue
                 run = json.loads((matrix_file.parent / entry["run_dir"]).with_name("run.json").read_text())
                 runs += 1
+                cores.add(run.get("host", {}).get("cores"))
+                for p, (wall_s, cpu_s) in guest_cpu(run).items():
+                    cpu[p][0] += wall_s
+                    cpu[p][1] += cpu_s
                 phases, kinds = run_breakdown(run)
                 inside = _span(run)
                 kinds["around the run"] = max(0.0, (entry.get("seconds") or inside) - inside)
@@ -114,7 +126,8 @@ def book_breakdown(folder: Path) -> dict:
                 per_scenario[name]["total"] += (entry.get("seconds") or inside)
     wall = book.get("wall_s") or 0.0
     by_kind["nothing running"] = max(0.0, wall - _union(intervals))
-    return {"wall": wall, "runs": runs, "by_phase": by_phase, "by_kind": by_kind, "per_scenario": per_scenario}
+    return {"wall": wall, "runs": runs, "by_phase": by_phase, "by_kind": by_kind, "per_scenario": per_scenario,
+            "guest_cpu": dict(cpu), "host_cores": ", ".join(str(c) for c in sorted(cores - {None}, key=str)) or "?"}
 
 
 def report(folder: Path, b: dict) -> str:
@@ -130,8 +143,19 @@ def report(folder: Path, b: dict) -> str:
     lines += ["", "per scenario (s): " + "  ".join(p[:7] for p in PHASES) + "  total"]
     for name, per in sorted(b["per_scenario"].items(), key=lambda kv: -kv[1]["total"]):
         lines.append(f"  {name:<28}" + "".join(f"{per.get(p, 0.0):8.0f}" for p in PHASES) + f"{per['total']:8.0f}")
-    lines.append("guests' CPU: not in the record (not printed)")
+    lines += [""] + cpu_lines(b)
     return "\n".join(lines)
+
+
+def cpu_lines(b: dict) -> list[str]:
+    if not b["guest_cpu"]:
+        return ["guests' CPU: not in these runs' records (kept from this kubelab on)"]
+    lines = [f"guests' CPU by phase (phases that recorded it)  wall s   guest CPU s   cores busy (host: {b['host_cores']})"]
+    for p in PHASES:
+        if p in b["guest_cpu"]:
+            wall_s, cpu_s = b["guest_cpu"][p]
+            lines.append(f"  {p:<44} {wall_s:8.0f}  {cpu_s:12.0f}  {cpu_s / wall_s if wall_s else 0.0:10.2f}")
+    return lines
 
 
 def main(argv: list[str]) -> int:

@@ -87,6 +87,11 @@ class MachineBackend(abc.ABC):
         or when the backend cannot tell."""
         return {}
 
+    def cpu_seconds(self, lab: "Lab") -> dict[str, float]:
+        """{machine: CPU seconds its emulator has used so far, every vCPU together}; {} when the backend
+        cannot tell. A phase records the difference: what the guests did while kubelab waited."""
+        return {}
+
     def disk_file(self, lab: "Lab", machine: str) -> Path:
         """The file holding the machine's root disk as it is now (its writable layer over the
         image), for a caller that copies it while the machine is off."""

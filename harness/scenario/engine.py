@@ -151,10 +151,12 @@ class Engine:
             return
         entry = rec.phase_start(name)
         started = time.monotonic()
+        cpu = self._guest_cpu()
         self.progress.update(f"{name} ...")
         try:
             fn(entry)
         except KeyboardInterrupt:
+            self._record_guest_cpu(entry, cpu)
             rec.phase_end(entry, "failed", "interrupted")
             self.failed_phase = self.failed_phase or name
             raise
@@ -168,12 +170,28 @@ class Engine:
                 self.watch.look()  # did the host take a machine away? then that is why
                 if self.watch.lost:
                     why = f"{self.watch.cause()} (then: {why.splitlines()[0] if why else ''})"
+            self._record_guest_cpu(entry, cpu)
             rec.phase_end(entry, "failed", why)
             self.failed_phase = self.failed_phase or name
             self.progress.note(f"{name}: FAILED: {why.splitlines()[0]}")
             return
+        self._record_guest_cpu(entry, cpu)
         rec.phase_end(entry, "ok")
         self.progress.note(f"{name}: ok in {time.monotonic() - started:.1f}s")
+
+    def _guest_cpu(self) -> dict[str, float]:
+        """Each machine's emulator CPU seconds so far; {} before the lab exists or when the backend cannot tell."""
+        read = getattr(self.lab, "cpu_seconds", None)
+        return read() if read is not None else {}
+
+    def _record_guest_cpu(self, entry: dict, before: dict[str, float]) -> None:
+        """The phase's `guest_cpu_s`: CPU seconds each machine used during it (benchmarks/book.py
+        sets them against the phase's wall time). A machine restored from a snapshot into a new
+        emulator counts from zero again: no difference is recorded for it."""
+        after = self._guest_cpu()
+        used = {m: round(after[m] - before[m], 1) for m in sorted(after) if m in before and after[m] >= before[m]}
+        if used:
+            entry["guest_cpu_s"] = used
 
     def _verdict(self, interrupted: bool) -> RunResult:
         rec = self.record

@@ -87,6 +87,9 @@ class LabHandle:
                                           f"its log: {daemon.log}")
         return lost
 
+    def cpu_seconds(self) -> dict[str, float]:
+        return self.backend.cpu_seconds(self.lab)
+
     def cut(self, what: str, cause: str) -> None:
         """A lost machine: its connection closed (a command waiting on it ends now) and no new one.
         A lost server: every machine's, since whatever runs next may need it."""

@@ -32,3 +32,16 @@ def test_a_runs_kinds_of_wait_add_up_to_its_phases():
 def test_time_covered_twice_is_counted_once():
     bench = _bench()
     assert bench._union([(0, 10), (5, 15), (20, 25)]) == 20
+
+
+def test_the_guests_cpu_is_read_per_phase_and_said_as_cores_kept_busy():
+    bench = _bench()
+    run = json.loads(RUN.read_text())
+    assert bench.guest_cpu(run) == {}  # captured before phases recorded it
+    recover = next(p for p in run["phases"] if p["name"] == "recover")
+    recover["guest_cpu_s"] = {"node1": 30.0, "node2": 12.5}
+    wall = recover["finished_at"] - recover["started_at"]
+    assert bench.guest_cpu(run) == {"recover": (pytest.approx(wall), 42.5)}
+    lines = bench.cpu_lines({"guest_cpu": {"recover": (20.0, 42.5)}, "host_cores": "2"})
+    assert lines[1].split() == ["recover", "20", "42", "2.12"] and "(host: 2)" in lines[0]
+    assert "not in these runs' records" in bench.cpu_lines({"guest_cpu": {}, "host_cores": "?"})[0]

@@ -381,3 +381,34 @@ def test_versions_read_again_after_an_install_that_replaces_the_runtime_keep_bot
     assert node["versions"] == {"containerd": "2.1.9+ds1-5", "runc": "1.3.6+ds1"}  # as the image had them
     assert (node["versions_after_install"]["containerd"], node["versions_after_install"]["runc"]) == ("2.3.4", "1.4.3")
     assert node["versions_after_install"]["containerd_package"] == ""  # Debian's package is gone
+
+
+class CountingLab(FakeLab):
+    """A lab whose emulators report CPU time: 7 s more at each read, and a second machine that
+    restarts from zero once (a snapshot restored into a new emulator)."""
+
+    def __init__(self, remotes):
+        super().__init__(remotes)
+        self.reads = 0
+
+    def cpu_seconds(self):
+        self.reads += 1
+        return {"node1": 7.0 * self.reads, "node2": 0.5 if self.reads == 5 else 100.0 + self.reads}
+
+
+def test_each_phase_records_the_cpu_seconds_each_guest_used_during_it(tmp_path):
+    lab = CountingLab({"node1": ip_forward_remote()})
+    clock = FakeClock()
+    result = Engine(scenario_file(tmp_path, IP_FORWARD), Options(runs_root=tmp_path / "runs"), FakeLabs(lab),
+                    clock=clock, sleep=clock.sleep).run()
+    phases = {p["name"]: p for p in json.loads((result.directory / "run.json").read_text())["phases"]}
+    assert "guest_cpu_s" not in phases["prepare"]  # no lab before it: nothing to take a difference from
+    assert phases["arm"]["guest_cpu_s"] == {"node1": 7.0, "node2": 1.0}
+    assert phases["armed-check"]["guest_cpu_s"] == {"node1": 7.0}  # node2 went back to zero: not counted
+    assert all(p["guest_cpu_s"]["node1"] == 7.0 for n, p in phases.items() if n not in ("prepare", "armed-check")
+               and p["status"] == "ok")
+
+
+def test_a_lab_that_cannot_tell_its_cpu_records_none(tmp_path):
+    _, record, _ = run(scenario_file(tmp_path, IP_FORWARD), ip_forward_remote(), tmp_path)
+    assert not any("guest_cpu_s" in p for p in record["phases"])

@@ -61,6 +61,10 @@ def test_scenario_meets_its_expectations(name, host_matrix):
     assert {o["kind"] for o in asserted} == {"armed", "expect", "verify"}
     assert all(o["met"] for o in asserted)
     assert [p["status"] for p in record["phases"]] == ["ok", "ok", "ok", "skipped", "ok", "ok", "ok", "ok", "ok"]
+    # libvirt's count of each emulator's CPU time, per phase: the expect phase's, for every machine
+    expect = next(p for p in record["phases"] if p["name"] == "expect")
+    assert sorted(expect["guest_cpu_s"]) == sorted(record["machines"]), expect
+    assert sum(sum(p.get("guest_cpu_s", {}).values()) for p in record["phases"]) > 0
 
 
 def test_host_scenarios_shared_one_pooled_lab_and_left_nothing(host_matrix):
