@@ -83,6 +83,11 @@ def guest_cpu(run: dict) -> dict[str, tuple[float, float]]:
     return {p["name"]: (_span(p), sum(p["guest_cpu_s"].values())) for p in run["phases"] if p.get("guest_cpu_s")}
 
 
+def host_idle(run: dict) -> dict[str, tuple[float, float]]:
+    """{phase: (host busy CPU seconds, host idle CPU seconds)} of the phases that recorded them."""
+    return {p["name"]: (p["host_cpu_s"]["busy"], p["host_cpu_s"]["idle"]) for p in run["phases"] if p.get("host_cpu_s")}
+
+
 def _union(intervals: list[tuple[float, float]]) -> float:
     out, end = 0.0, None
     for a, b in sorted(intervals):
@@ -102,6 +107,7 @@ def book_breakdown(folder: Path) -> dict:
     per_scenario: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     intervals, runs, cores = [], 0, set()
     cpu: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])  # phase: [wall, guest CPU]
+    idle: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])  # phase: [host busy, host idle]
     for matrix_file in sorted(folder.glob("runs/*/matrix.json")):
         matrix = json.loads(matrix_file.read_text())
         for cell in matrix["cells"]:
@@ -114,6 +120,9 @@ def book_breakdown(folder: Path) -> dict:
                 for p, (wall_s, cpu_s) in guest_cpu(run).items():
                     cpu[p][0] += wall_s
                     cpu[p][1] += cpu_s
+                for p, (busy_s, idle_s) in host_idle(run).items():
+                    idle[p][0] += busy_s
+                    idle[p][1] += idle_s
                 phases, kinds = run_breakdown(run)
                 inside = _span(run)
                 kinds["around the run"] = max(0.0, (entry.get("seconds") or inside) - inside)
@@ -127,7 +136,7 @@ def book_breakdown(folder: Path) -> dict:
     wall = book.get("wall_s") or 0.0
     by_kind["nothing running"] = max(0.0, wall - _union(intervals))
     return {"wall": wall, "runs": runs, "by_phase": by_phase, "by_kind": by_kind, "per_scenario": per_scenario,
-            "guest_cpu": dict(cpu), "host_cores": ", ".join(str(c) for c in sorted(cores - {None}, key=str)) or "?"}
+            "guest_cpu": dict(cpu), "host_cpu": dict(idle), "host_cores": ", ".join(str(c) for c in sorted(cores - {None}, key=str)) or "?"}
 
 
 def report(folder: Path, b: dict) -> str:
@@ -148,13 +157,21 @@ def report(folder: Path, b: dict) -> str:
 
 
 def cpu_lines(b: dict) -> list[str]:
-    if not b["guest_cpu"]:
+    """Per phase: the guests' CPU as host cores kept busy, and the host's idle share meanwhile
+    (whatever else ran: a cell beside, the harness); summed over the runs, so a phase in runs that
+    overlapped counts the host's time once per run."""
+    if not b["guest_cpu"] and not b.get("host_cpu"):
         return ["guests' CPU: not in these runs' records (kept from this kubelab on)"]
-    lines = [f"guests' CPU by phase (phases that recorded it)  wall s   guest CPU s   cores busy (host: {b['host_cores']})"]
+    lines = [f"CPU by phase (phases that recorded it)  wall s  guest CPU s  cores busy  host idle "
+             f"(host: {b['host_cores']} cores)"]
     for p in PHASES:
-        if p in b["guest_cpu"]:
-            wall_s, cpu_s = b["guest_cpu"][p]
-            lines.append(f"  {p:<44} {wall_s:8.0f}  {cpu_s:12.0f}  {cpu_s / wall_s if wall_s else 0.0:10.2f}")
+        wall_s, cpu_s = b["guest_cpu"].get(p, (0.0, 0.0))
+        busy_s, idle_s = b.get("host_cpu", {}).get(p, (0.0, 0.0))
+        if not wall_s and not busy_s + idle_s:
+            continue
+        cores = f"{cpu_s / wall_s:10.2f}" if wall_s else f"{'-':>10}"
+        share = f"{idle_s / (busy_s + idle_s):9.1%}" if busy_s + idle_s else f"{'-':>9}"
+        lines.append(f"  {p:<36} {wall_s:8.0f}  {cpu_s:11.0f}  {cores}  {share}")
     return lines
 
 

@@ -103,6 +103,17 @@ def available_memory() -> int:
     return meminfo()["MemAvailable"]
 
 
+def cpu_times(stat: str | None = None) -> tuple[float, float]:
+    """(busy, idle) CPU seconds of every core together since boot, from /proc/stat's `cpu` line:
+    idle is idle + iowait, busy the rest but guest time (user already counts it)."""
+    fields = (stat if stat is not None else Path("/proc/stat").read_text()).splitlines()[0].split()
+    assert fields[0] == "cpu", fields[0]
+    ticks = [int(x) for x in fields[1:9]]  # user nice system idle iowait irq softirq steal
+    tick = os.sysconf("SC_CLK_TCK")
+    idle = ticks[3] + ticks[4]
+    return (sum(ticks) - idle) / tick, idle / tick
+
+
 def checks() -> list[Check]:
     result = [
         Check(

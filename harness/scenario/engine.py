@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from .. import host_command, signals
+from .. import host, host_command, signals
 from ..errors import HarnessError, MachineTimeout, PhaseError
 from ..facts import derive as derive_facts
 from ..evidence.record import RunRecord
@@ -151,7 +151,7 @@ class Engine:
             return
         entry = rec.phase_start(name)
         started = time.monotonic()
-        cpu = self._guest_cpu()
+        cpu = self._guest_cpu(), host.cpu_times()
         self.progress.update(f"{name} ...")
         try:
             fn(entry)
@@ -184,14 +184,18 @@ class Engine:
         read = getattr(self.lab, "cpu_seconds", None)
         return read() if read is not None else {}
 
-    def _record_guest_cpu(self, entry: dict, before: dict[str, float]) -> None:
-        """The phase's `guest_cpu_s`: CPU seconds each machine used during it (benchmarks/book.py
-        sets them against the phase's wall time). A machine restored from a snapshot into a new
-        emulator counts from zero again: no difference is recorded for it."""
+    def _record_guest_cpu(self, entry: dict, before: tuple[dict[str, float], tuple[float, float]]) -> None:
+        """The phase's `guest_cpu_s`: CPU seconds each machine used during it, and `host_cpu_s`: the
+        whole host's busy and idle CPU seconds meanwhile, whatever ran beside (benchmarks/book.py sets
+        them against the phase's wall time). A machine restored from a snapshot into a new emulator
+        counts from zero again: no difference is recorded for it."""
+        guests, (busy, idle) = before
         after = self._guest_cpu()
-        used = {m: round(after[m] - before[m], 1) for m in sorted(after) if m in before and after[m] >= before[m]}
+        used = {m: round(after[m] - guests[m], 1) for m in sorted(after) if m in guests and after[m] >= guests[m]}
         if used:
             entry["guest_cpu_s"] = used
+        busy_now, idle_now = host.cpu_times()
+        entry["host_cpu_s"] = {"busy": round(busy_now - busy, 1), "idle": round(idle_now - idle, 1)}
 
     def _verdict(self, interrupted: bool) -> RunResult:
         rec = self.record

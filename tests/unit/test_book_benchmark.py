@@ -42,6 +42,9 @@ def test_the_guests_cpu_is_read_per_phase_and_said_as_cores_kept_busy():
     recover["guest_cpu_s"] = {"node1": 30.0, "node2": 12.5}
     wall = recover["finished_at"] - recover["started_at"]
     assert bench.guest_cpu(run) == {"recover": (pytest.approx(wall), 42.5)}
-    lines = bench.cpu_lines({"guest_cpu": {"recover": (20.0, 42.5)}, "host_cores": "2"})
-    assert lines[1].split() == ["recover", "20", "42", "2.12"] and "(host: 2)" in lines[0]
-    assert "not in these runs' records" in bench.cpu_lines({"guest_cpu": {}, "host_cores": "?"})[0]
+    recover["host_cpu_s"] = {"busy": 30.0, "idle": 10.0}
+    assert bench.host_idle(run) == {"recover": (30.0, 10.0)}
+    lines = bench.cpu_lines({"guest_cpu": {"recover": (20.0, 42.5)}, "host_cpu": {"recover": (30.0, 10.0)},
+                             "host_cores": "2"})
+    assert lines[1].split() == ["recover", "20", "42", "2.12", "25.0%"] and "(host: 2 cores)" in lines[0]
+    assert "not in these runs' records" in bench.cpu_lines({"guest_cpu": {}, "host_cpu": {}, "host_cores": "?"})[0]

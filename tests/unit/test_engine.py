@@ -1,6 +1,7 @@
 """Engine sequencing against scripted machines: exact commands, in order, and verdicts."""
 
 import json
+import os
 import textwrap
 
 from harness.facts import NO_FAULT
@@ -409,6 +410,20 @@ def test_each_phase_records_the_cpu_seconds_each_guest_used_during_it(tmp_path):
                and p["status"] == "ok")
 
 
-def test_a_lab_that_cannot_tell_its_cpu_records_none(tmp_path):
+def test_a_lab_that_cannot_tell_its_cpu_records_none_but_the_hosts_cpu_is_recorded(tmp_path):
     _, record, _ = run(scenario_file(tmp_path, IP_FORWARD), ip_forward_remote(), tmp_path)
     assert not any("guest_cpu_s" in p for p in record["phases"])
+    ran = [p for p in record["phases"] if p["status"] == "ok"]
+    assert ran and all(sorted(p["host_cpu_s"]) == ["busy", "idle"] and min(p["host_cpu_s"].values()) >= 0
+                       for p in ran)
+
+
+def test_the_hosts_cpu_times_are_read_from_proc_stat():
+    from harness import host
+
+    tick = os.sysconf("SC_CLK_TCK")
+    # user nice system idle iowait irq softirq steal guest guest_nice
+    busy, idle = host.cpu_times(f"cpu  {5 * tick} 0 {tick} {10 * tick} {2 * tick} 0 0 0 {3 * tick} 0\ncpu0 1 2 3\n")
+    assert (busy, idle) == (6.0, 12.0)  # guest time is inside user already
+    busy, idle = host.cpu_times()
+    assert busy > 0 and idle >= 0
