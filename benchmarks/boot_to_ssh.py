@@ -11,11 +11,12 @@ from __future__ import annotations
 import argparse
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 
-from harness import host, lifecycle
+from harness import host, lifecycle, signals
 from harness.images import build
 from harness.images.recipe import Recipe
 from harness.machines import accel
@@ -118,4 +119,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(signals.run(main))

@@ -20,10 +20,11 @@ from __future__ import annotations
 import argparse
 import os
 import shlex
+import sys
 import tempfile
 import time
 
-from harness import host, lifecycle
+from harness import host, lifecycle, signals
 from harness.artifacts import kit as kits
 from harness.artifacts import store
 from harness.artifacts.versions import DEFAULT_KUBERNETES
@@ -195,4 +196,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(signals.run(main))

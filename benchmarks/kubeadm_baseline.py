@@ -13,12 +13,13 @@ after`). Printed, nothing asserted.
 from __future__ import annotations
 
 import json
+import sys
 import time
 from pathlib import Path
 from tempfile import TemporaryDirectory
 
 from scenario_overhead import Meter, MeteredLabs  # beside this file
-from harness import host
+from harness import host, signals
 from harness.cluster import ClusterClient
 from harness.progress import Progress
 from harness.scenario.engine import Engine, Options
@@ -79,4 +80,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(signals.run(main))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from tempfile import TemporaryDirectory
 
@@ -70,4 +71,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from harness import signals
+
+    sys.exit(signals.run(main))

@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import threading
 import time
 from pathlib import Path
 from tempfile import TemporaryDirectory
 
-from harness import host, lifecycle
+from harness import host, lifecycle, signals
 from harness.progress import Progress
 from harness.remote.ssh import SshRemote
 from harness.scenario.checks import evaluate
@@ -133,4 +134,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(signals.run(main))

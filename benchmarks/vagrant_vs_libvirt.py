@@ -9,9 +9,10 @@ start from a built image. Printed, not asserted.
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 
-from harness import host, lifecycle
+from harness import host, lifecycle, signals
 from harness.images import box, build
 from harness.images.recipe import Recipe
 from harness.machines.vagrant_cli import VagrantCli
@@ -44,4 +45,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(signals.run(main))

@@ -66,3 +66,14 @@ def install() -> None:
 
 def exit_code(exc: KeyboardInterrupt) -> int:
     return exc.exit_code if isinstance(exc, Interrupted) else 130
+
+
+def run(main) -> int:
+    """A script's main under the same stop signals as a task (benchmarks that make labs): a
+    cancel tears down what it made instead of killing the process where it stands. Its exit code."""
+    install()
+    try:
+        return main() or 0
+    except KeyboardInterrupt as exc:
+        sys.stderr.write(f"\ninterrupted ({exc or 'SIGINT'}): what was made is torn down\n")
+        return exit_code(exc)

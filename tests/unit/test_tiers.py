@@ -2,6 +2,7 @@
 naming the tool and how to get it; under CI=true the same is a failure."""
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -101,3 +102,12 @@ def test_the_error_rule_finds_a_skip_under_a_broad_handler(tmp_path):
         "def test_z():\n    try:\n        load()\n    except KitNotBuilt as exc:\n        unavailable(str(exc))\n")
     assert skips_on_any_error(tmp_path) == ["test_a.py:6: unavailable() under `except Exception`",
                                            "test_a.py:11: unavailable() under `except (OSError, Exception)`"]
+
+
+def test_a_benchmark_that_makes_labs_tears_down_on_a_stop_signal():
+    """A benchmark making machines in its own process stops on SIGTERM the way a task does
+    (harness/signals.py): without it, a cancelled benchmark left its lab running and orphaned."""
+    makes_labs = re.compile(r"\bEngine\(|lifecycle\.up\(|MeteredLabs\(|BackendLabs\(")
+    missing = [p.name for p in sorted((Path(__file__).parents[2] / "benchmarks").glob("*.py"))
+               if makes_labs.search(p.read_text()) and "signals.run(main)" not in p.read_text()]
+    assert missing == []
