@@ -48,6 +48,7 @@ def main() -> None:
         result = Engine(load(find("kubeadm-baseline")), Options(runs_root=Path(runs)), MeteredLabs(meters),
                         Progress(), sleep=meters["wait"].timed(time.sleep),
                         cluster_client=lambda path: MeteredCluster(path, meters["api"])).run()
+        signals.stop_if_signalled()  # it tore its lab down; make nothing more
         wall = time.monotonic() - start
         record = json.loads((result.directory / "run.json").read_text())
         steps = {s["name"]: s for s in record["steps"]}

@@ -56,7 +56,7 @@ def main() -> None:
         for d in args.runs:
             summarize(json.loads((Path(d) / "run.json").read_text()))
         return
-    from harness import host
+    from harness import host, signals
     from harness.progress import Progress
     from harness.scenario.engine import Engine, Options
     from harness.scenario.labs import BackendLabs
@@ -67,6 +67,7 @@ def main() -> None:
     with TemporaryDirectory() as runs:
         for name in args.scenarios:
             result = Engine(load(find(name)), Options(runs_root=Path(runs)), BackendLabs(), Progress()).run()
+            signals.stop_if_signalled()  # it tore its lab down; make nothing more
             summarize(json.loads((result.directory / "run.json").read_text()))
 
 

@@ -85,6 +85,7 @@ def overhead(name: str) -> None:
         start = time.monotonic()
         result = Engine(scenario, Options(runs_root=Path(runs)), MeteredLabs(meters), Progress(quiet=True),
                         sleep=meters["wait"].timed(time.sleep)).run()
+        signals.stop_if_signalled()  # it tore its lab down; make nothing more
         wall = time.monotonic() - start
     unavoidable = sum(m.seconds for m in meters.values())
     rest = wall - unavoidable

@@ -105,13 +105,13 @@ def available_memory() -> int:
 
 def cpu_times(stat: str | None = None) -> tuple[float, float]:
     """(busy, idle) CPU seconds of every core together since boot, from /proc/stat's `cpu` line:
-    idle is idle + iowait, busy the rest but guest time (user already counts it)."""
+    idle is idle + iowait; busy is user, nice, system, irq and softirq (user already counts guest
+    time). Steal, what a hypervisor under this host took, is neither: it was never this host's."""
     fields = (stat if stat is not None else Path("/proc/stat").read_text()).splitlines()[0].split()
     assert fields[0] == "cpu", fields[0]
-    ticks = [int(x) for x in fields[1:9]]  # user nice system idle iowait irq softirq steal
+    user, nice, system, idle, iowait, irq, softirq = (int(x) for x in fields[1:8])
     tick = os.sysconf("SC_CLK_TCK")
-    idle = ticks[3] + ticks[4]
-    return (sum(ticks) - idle) / tick, idle / tick
+    return (user + nice + system + irq + softirq) / tick, (idle + iowait) / tick
 
 
 def checks() -> list[Check]:

@@ -68,6 +68,13 @@ def exit_code(exc: KeyboardInterrupt) -> int:
     return exc.exit_code if isinstance(exc, Interrupted) else 130
 
 
+def stop_if_signalled() -> None:
+    """Raise the stop again, handled or not: for a script that goes on after a run that answered
+    the stop by tearing down and returning (Engine.run), so it makes nothing more."""
+    if _received:
+        raise Interrupted(_received[0])
+
+
 def run(main) -> int:
     """A script's main under the same stop signals as a task (benchmarks that make labs): a
     cancel tears down what it made instead of killing the process where it stands. Its exit code."""

@@ -87,9 +87,10 @@ class MachineBackend(abc.ABC):
         or when the backend cannot tell."""
         return {}
 
-    def cpu_seconds(self, lab: "Lab") -> dict[str, float]:
-        """{machine: CPU seconds its emulator has used so far, every vCPU together}; {} when the backend
-        cannot tell. A phase records the difference: what the guests did while kubelab waited."""
+    def cpu_seconds(self, lab: "Lab") -> dict[str, tuple[int, float]]:
+        """{machine: (which emulator process, CPU seconds it has used so far, every vCPU together)};
+        {} when the backend cannot tell. A phase records the difference, for the same process only
+        (a power cycle starts a new one, counting from zero): what the guests did while kubelab waited."""
         return {}
 
     def disk_file(self, lab: "Lab", machine: str) -> Path:

@@ -705,11 +705,12 @@ class LibvirtBackend(MachineBackend):
                                   "clock and every timing across the gap are not the cluster's")
         return out
 
-    def cpu_seconds(self, lab) -> dict[str, float]:
+    def cpu_seconds(self, lab) -> dict[str, tuple[int, float]]:
         out = {}
         for m in lab.state["machines"]:
-            try:  # virDomainGetInfo's cpuTime: nanoseconds of the QEMU process's vCPUs
-                out[m["name"]] = self.conn.lookupByName(m["domain"]).info()[4] / 1e9
+            try:  # the domain's ID is new with each QEMU process; cpuTime: nanoseconds of its vCPUs
+                dom = self.conn.lookupByName(m["domain"])
+                out[m["name"]] = (dom.ID(), dom.info()[4] / 1e9)
             except libvirt.libvirtError:
                 continue  # gone or libvirtd restarting: the watch says which; here, unknown
         return out

@@ -151,12 +151,12 @@ class Engine:
             return
         entry = rec.phase_start(name)
         started = time.monotonic()
-        cpu = self._guest_cpu(), host.cpu_times()
+        cpu = self._cpu_now()
         self.progress.update(f"{name} ...")
         try:
             fn(entry)
         except KeyboardInterrupt:
-            self._record_guest_cpu(entry, cpu)
+            self._record_cpu(entry, cpu)
             rec.phase_end(entry, "failed", "interrupted")
             self.failed_phase = self.failed_phase or name
             raise
@@ -170,32 +170,41 @@ class Engine:
                 self.watch.look()  # did the host take a machine away? then that is why
                 if self.watch.lost:
                     why = f"{self.watch.cause()} (then: {why.splitlines()[0] if why else ''})"
-            self._record_guest_cpu(entry, cpu)
+            self._record_cpu(entry, cpu)
             rec.phase_end(entry, "failed", why)
             self.failed_phase = self.failed_phase or name
             self.progress.note(f"{name}: FAILED: {why.splitlines()[0]}")
             return
-        self._record_guest_cpu(entry, cpu)
+        self._record_cpu(entry, cpu)
         rec.phase_end(entry, "ok")
         self.progress.note(f"{name}: ok in {time.monotonic() - started:.1f}s")
 
-    def _guest_cpu(self) -> dict[str, float]:
-        """Each machine's emulator CPU seconds so far; {} before the lab exists or when the backend cannot tell."""
+    def _cpu_now(self) -> tuple[dict[str, tuple[int, float]], tuple[float, float] | None]:
+        """The guests' emulator CPU so far ({} before the lab exists or when the backend cannot tell)
+        and the host's (busy, idle). A measurement only: a backend that cannot answer now (libvirtd
+        restarting) must not cost the phase its outcome or the run its teardown."""
         read = getattr(self.lab, "cpu_seconds", None)
-        return read() if read is not None else {}
+        try:
+            guests = read() if read is not None else {}
+        except HarnessError:
+            guests = {}
+        try:
+            return guests, host.cpu_times()
+        except OSError:
+            return guests, None
 
-    def _record_guest_cpu(self, entry: dict, before: tuple[dict[str, float], tuple[float, float]]) -> None:
-        """The phase's `guest_cpu_s`: CPU seconds each machine used during it, and `host_cpu_s`: the
-        whole host's busy and idle CPU seconds meanwhile, whatever ran beside (benchmarks/book.py sets
-        them against the phase's wall time). A machine restored from a snapshot into a new emulator
-        counts from zero again: no difference is recorded for it."""
-        guests, (busy, idle) = before
-        after = self._guest_cpu()
-        used = {m: round(after[m] - guests[m], 1) for m in sorted(after) if m in guests and after[m] >= guests[m]}
-        if used:
-            entry["guest_cpu_s"] = used
-        busy_now, idle_now = host.cpu_times()
-        entry["host_cpu_s"] = {"busy": round(busy_now - busy, 1), "idle": round(idle_now - idle, 1)}
+    def _record_cpu(self, entry: dict, before) -> None:
+        """The phase's `guest_cpu_s`: CPU seconds each machine used during it, when every machine's
+        emulator is the one it started with (a power cycle starts a new one, counting from zero);
+        and `host_cpu_s`: the whole host's busy and idle CPU seconds meanwhile, whatever ran beside.
+        benchmarks/book.py sets both against the phase's wall time."""
+        (guests, host_before), (after, host_after) = before, self._cpu_now()
+        same = {m for m in after if m in guests and after[m][0] == guests[m][0] and after[m][1] >= guests[m][1]}
+        if after and same == set(after) == set(guests):
+            entry["guest_cpu_s"] = {m: round(after[m][1] - guests[m][1], 1) for m in sorted(after)}
+        if host_before and host_after:
+            entry["host_cpu_s"] = {"busy": round(host_after[0] - host_before[0], 1),
+                                   "idle": round(host_after[1] - host_before[1], 1)}
 
     def _verdict(self, interrupted: bool) -> RunResult:
         rec = self.record

@@ -87,7 +87,7 @@ class LabHandle:
                                           f"its log: {daemon.log}")
         return lost
 
-    def cpu_seconds(self) -> dict[str, float]:
+    def cpu_seconds(self) -> dict[str, tuple[int, float]]:
         return self.backend.cpu_seconds(self.lab)
 
     def cut(self, what: str, cause: str) -> None:

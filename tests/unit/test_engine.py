@@ -4,6 +4,7 @@ import json
 import os
 import textwrap
 
+from harness.errors import BackendUnavailable
 from harness.facts import NO_FAULT
 from harness.probes.facts import COMMAND as FACTS
 from tests.fake_remote import FakeRemote
@@ -385,16 +386,19 @@ def test_versions_read_again_after_an_install_that_replaces_the_runtime_keep_bot
 
 
 class CountingLab(FakeLab):
-    """A lab whose emulators report CPU time: 7 s more at each read, and a second machine that
-    restarts from zero once (a snapshot restored into a new emulator)."""
+    """A lab whose emulators report CPU time: node1 7 s more at each read; node2 power-cycled into a
+    new emulator (domain ID 2) before the fifth read, which has by then used more than the old one."""
 
-    def __init__(self, remotes):
+    def __init__(self, remotes, fails_at=None):
         super().__init__(remotes)
         self.reads = 0
+        self.fails_at = fails_at
 
     def cpu_seconds(self):
         self.reads += 1
-        return {"node1": 7.0 * self.reads, "node2": 0.5 if self.reads == 5 else 100.0 + self.reads}
+        if self.reads == self.fails_at:
+            raise BackendUnavailable("libvirtd is not answering")
+        return {"node1": (1, 7.0 * self.reads), "node2": (1, 100.0 + self.reads) if self.reads < 5 else (2, 500.0)}
 
 
 def test_each_phase_records_the_cpu_seconds_each_guest_used_during_it(tmp_path):
@@ -405,9 +409,20 @@ def test_each_phase_records_the_cpu_seconds_each_guest_used_during_it(tmp_path):
     phases = {p["name"]: p for p in json.loads((result.directory / "run.json").read_text())["phases"]}
     assert "guest_cpu_s" not in phases["prepare"]  # no lab before it: nothing to take a difference from
     assert phases["arm"]["guest_cpu_s"] == {"node1": 7.0, "node2": 1.0}
-    assert phases["armed-check"]["guest_cpu_s"] == {"node1": 7.0}  # node2 went back to zero: not counted
-    assert all(p["guest_cpu_s"]["node1"] == 7.0 for n, p in phases.items() if n not in ("prepare", "armed-check")
-               and p["status"] == "ok")
+    assert "guest_cpu_s" not in phases["armed-check"]  # node2's emulator was replaced: no partial count
+    assert phases["expect"]["guest_cpu_s"] == {"node1": 7.0, "node2": 0.0}
+    assert all(p["host_cpu_s"]["busy"] >= 0 for p in phases.values() if p["status"] == "ok")
+
+
+def test_a_backend_that_cannot_answer_costs_the_phase_nothing(tmp_path):
+    lab = CountingLab({"node1": ip_forward_remote()}, fails_at=3)  # arm's last read
+    clock = FakeClock()
+    result = Engine(scenario_file(tmp_path, IP_FORWARD), Options(runs_root=tmp_path / "runs"), FakeLabs(lab),
+                    clock=clock, sleep=clock.sleep).run()
+    record = json.loads((result.directory / "run.json").read_text())
+    arm = next(p for p in record["phases"] if p["name"] == "arm")
+    assert arm["status"] == "ok" and "guest_cpu_s" not in arm
+    assert record["verdict"]["result"] == "met" and lab.downs == 1
 
 
 def test_a_lab_that_cannot_tell_its_cpu_records_none_but_the_hosts_cpu_is_recorded(tmp_path):
@@ -423,7 +438,8 @@ def test_the_hosts_cpu_times_are_read_from_proc_stat():
 
     tick = os.sysconf("SC_CLK_TCK")
     # user nice system idle iowait irq softirq steal guest guest_nice
-    busy, idle = host.cpu_times(f"cpu  {5 * tick} 0 {tick} {10 * tick} {2 * tick} 0 0 0 {3 * tick} 0\ncpu0 1 2 3\n")
-    assert (busy, idle) == (6.0, 12.0)  # guest time is inside user already
+    busy, idle = host.cpu_times(f"cpu  {5 * tick} 0 {tick} {10 * tick} {2 * tick} 0 0 {4 * tick} {3 * tick} 0\n"
+                                "cpu0 1 2 3\n")
+    assert (busy, idle) == (6.0, 12.0)  # guest time is inside user already; steal was never the host's
     busy, idle = host.cpu_times()
     assert busy > 0 and idle >= 0

@@ -88,3 +88,33 @@ SWALLOWED = textwrap.dedent("""
 def test_a_stop_swallowed_by_a_library_still_ends_the_poll_loop():
     out = subprocess.run([sys.executable, "-c", SWALLOWED], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "stopped by SIGTERM", out.stderr
+
+
+# A benchmark under signals.run: its first run answers SIGTERM by tearing down and returning (as
+# Engine.run does); stop_if_signalled() then ends the script with the signal's exit code.
+SCRIPT_RUN = textwrap.dedent("""
+    import os, signal, time
+    from harness import signals
+
+    def one_run(n):
+        try:
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(5)
+        except KeyboardInterrupt:
+            signals.handled()
+            print("run", n, "tore down")
+
+    def main():
+        for n in (1, 2):
+            one_run(n)
+            signals.stop_if_signalled()
+        print("went on")
+
+    raise SystemExit(signals.run(main))
+""")
+
+
+def test_a_script_under_signals_run_makes_nothing_after_a_stopped_run_and_exits_with_the_signal():
+    out = subprocess.run([sys.executable, "-c", SCRIPT_RUN], capture_output=True, text=True, timeout=60)
+    assert out.stdout.split("\n")[:2] == ["run 1 tore down", ""], out
+    assert out.returncode == 128 + signal.SIGTERM and "interrupted (SIGTERM)" in out.stderr

@@ -111,3 +111,12 @@ def test_a_benchmark_that_makes_labs_tears_down_on_a_stop_signal():
     missing = [p.name for p in sorted((Path(__file__).parents[2] / "benchmarks").glob("*.py"))
                if makes_labs.search(p.read_text()) and "signals.run(main)" not in p.read_text()]
     assert missing == []
+
+
+def test_a_benchmark_that_runs_the_engine_makes_nothing_more_after_a_stop():
+    """Engine.run answers a stop by tearing down and returning: a benchmark that went on would
+    start the next lab with every further signal ignored (signals.py: cleaning up)."""
+    runs = re.compile(r"\bEngine\(")
+    missing = [p.name for p in sorted((Path(__file__).parents[2] / "benchmarks").glob("*.py"))
+               if runs.search(p.read_text()) and "signals.stop_if_signalled()" not in p.read_text()]
+    assert missing == []
