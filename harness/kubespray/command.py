@@ -17,8 +17,11 @@ The environment:
   its own cache folder.
 - ANSIBLE_SSH_CONTROL_PATH_DIR: kubespray's ssh_args keep each SSH master
   connection for 30 minutes after use (`ControlPersist=30m`); with the
-  sockets in the run's own folder, the step can close them when the play
-  ends (`ssh -O exit`), so no ssh process outlives the run.
+  sockets in a folder of the lab's own (control_dir), the step can close them
+  when the play ends (`ssh -O exit`) and remove the folder, so no ssh process
+  outlives the run. Not the run folder: a socket's path must fit a Unix
+  socket address, and a book's --out made it longer (a real run: "ControlPath
+  too long (... >= 108 bytes)", every host unreachable at the play's first task).
 - ANSIBLE_NOCOWS: a host with cowsay installed would draw every banner as a
   cow; the output is read line by line (play_log.py) and kept for readers.
 - ANSIBLE_DISPLAY_SKIPPED_HOSTS: every task's banner when it starts, so
@@ -76,7 +79,26 @@ def playbook_command(*, venv_bin: Path, checkout: Path, inventory: Path, vars_fi
                        after=close_masters(control_dir))
 
 
+# ssh refuses a ControlPath of sizeof(sun_path) = 108 bytes or more (ssh's mux.c); ansible names
+# each socket with a 10-character hash under ANSIBLE_SSH_CONTROL_PATH_DIR (plugins/connection/ssh.py)
+SOCKET_PATH_MAX = 107
+SOCKET_NAME = 11  # "/" and the hash
+
+
+def control_dir(lab_name: str) -> Path:
+    """The folder of the play's SSH master sockets: short, under kubelab's run folder, one per lab."""
+    from ..errors import UsageError
+    from ..paths import run_dir
+
+    folder = run_dir() / "ssh" / lab_name
+    if len(str(folder)) + SOCKET_NAME > SOCKET_PATH_MAX:
+        raise UsageError(f"{folder}: too long a folder for ansible's SSH sockets ({len(str(folder)) + SOCKET_NAME} "
+                         f"bytes with a socket's name; a Unix socket's path fits {SOCKET_PATH_MAX}): set KUBELAB_RUN "
+                         "to a shorter folder")
+    return folder
+
+
 def close_masters(control_dir: Path) -> tuple[str, ...]:
-    """`ssh -O exit` for every master connection the play left in `control_dir`."""
-    return ("sh", "-c", 'for s in "$1"/*; do [ -S "$s" ] && ssh -o ControlPath="$s" -O exit lab 2>&1; done; true',
-            "close-ssh-masters", str(control_dir))
+    """`ssh -O exit` for every master connection the play left in `control_dir`, then the folder goes."""
+    return ("sh", "-c", 'for s in "$1"/*; do [ -S "$s" ] && ssh -o ControlPath="$s" -O exit lab 2>&1; done; '
+            'rm -rf -- "$1"; true', "close-ssh-masters", str(control_dir))

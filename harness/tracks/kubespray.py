@@ -18,6 +18,7 @@ from ..errors import UsageError
 from ..host_command import HOST
 from ..model import InstallDef, Scenario
 from .. import cni as cnis
+from ..kubespray.command import control_dir
 from ..remote.file_write import write_command
 from .base import Track
 
@@ -219,7 +220,8 @@ class KubesprayTrack(Track):
         files = serving.serving(defaults.resolve(install.kubernetes, settings(install)), kit).files
         machines = [(m, lab.ip(m), roles[m]) for m in roles]
         return _context(install, machines, lab.host_public_key, lab.client_key, tuned,
-                        workdir or Path("install"), found, defaults, serving.sha256_of(files), lab.gateway)
+                        workdir or Path("install"), found, defaults, serving.sha256_of(files), lab.gateway,
+                        control_dir(lab.name))
 
     def dry_context(self, scenario: Scenario, facts: dict | None, tuned):
         install = scenario.install
@@ -228,7 +230,7 @@ class KubesprayTrack(Track):
         found, defaults = _checkout(install) if install.kubespray else (None, None)
         return _context(install, machines, lambda m: f"ssh-ed25519 <the-lab's-pinned-host-key-of-{m}>",
                         Path("<the lab's client key>"), tuned, Path("<run folder>/install"),
-                        found, defaults, None, "<the lab network's host address>")
+                        found, defaults, None, "<the lab network's host address>", control_dir("<lab>"))
 
     def steps(self, install: InstallDef, ctx: KubesprayContext, make_step, at_point,
               init_may_fail: bool = False) -> list:
@@ -347,7 +349,7 @@ def _ensure_ansible(found, progress) -> None:
 
 
 def _context(install: InstallDef, machines, host_key, client_key: Path, tuned, workdir: Path,
-             found, defaults, sha256: dict | None, gateway: str) -> KubesprayContext:
+             found, defaults, sha256: dict | None, gateway: str, sockets: Path) -> KubesprayContext:
     """The files and the command, from the machines as (name, address, role) and the checkout
     (None in a dry-run without one: placeholders say what the run reads from it)."""
     from ..kubespray import inventory, offline, tcg
@@ -361,7 +363,7 @@ def _context(install: InstallDef, machines, host_key, client_key: Path, tuned, w
              paths["known_hosts"]: inventory.known_hosts(hosts, host_key)}
     command_paths = dict(inventory=paths["inventory.yml"], vars_file=paths["vars.yml"],
                          checksums_file=paths["checksums.yml"], known_hosts=paths["known_hosts"],
-                         fact_cache=workdir / "facts", control_dir=workdir / "ssh")
+                         fact_cache=workdir / "facts", control_dir=sockets)
     pinned: tuple = ()
     if found is None:
         files[paths["vars.yml"]] = files[paths["checksums.yml"]] = \

@@ -1,7 +1,10 @@
 """The ansible-playbook command line and environment, as data for a host-side step."""
 
 import shlex
+import subprocess
 from pathlib import Path
+
+import pytest
 
 from harness.kubespray.command import playbook_command
 
@@ -54,3 +57,20 @@ def test_shown_is_the_command_a_shell_would_run(tmp_path):
     words = shlex.split(shown.split(" && ", 1)[1])
     assert "ANSIBLE_HOST_KEY_CHECKING=True" in words
     assert f"ANSIBLE_SSH_ARGS={cmd.env['ANSIBLE_SSH_ARGS']}" in words  # quoted as one word
+
+
+def test_the_ssh_sockets_live_in_a_short_folder_of_the_lab_the_play_removes(tmp_path, monkeypatch):
+    from harness.errors import UsageError
+    from harness.kubespray.command import SOCKET_PATH_MAX, close_masters, control_dir
+
+    monkeypatch.setenv("KUBELAB_RUN", str(tmp_path / "run"))
+    assert control_dir("kubespray-laye-b6fb") == tmp_path / "run" / "ssh" / "kubespray-laye-b6fb"
+    # a real socket where ssh would put one, closed and removed by the step's `after`
+    folder = control_dir("lab")
+    folder.mkdir(parents=True)
+    (folder / "stale").write_text("")
+    subprocess.run(close_masters(folder), check=True, timeout=30)
+    assert not folder.exists()
+    monkeypatch.setenv("KUBELAB_RUN", "/" + "r" * (SOCKET_PATH_MAX - 20))
+    with pytest.raises(UsageError, match="set KUBELAB_RUN to a shorter folder"):
+        control_dir("kubespray-laye-b6fb")

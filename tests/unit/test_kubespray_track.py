@@ -127,6 +127,7 @@ def test_preflight_refuses_a_kit_that_cannot_serve_before_any_machine(tree, tmp_
 
 
 class FakeLab:
+    name = "demo"
     gateway = "192.168.150.1"
     client_key = Path("/labs/demo/keys/id_ed25519")
     IPS = {"cp1": "192.168.150.10", "w1": "192.168.150.11"}
