@@ -610,7 +610,7 @@ def evidence(c, claims, chapter=None, kubernetes=None, suite=None, repeat=None, 
     record = book.build(plan, folders, folder)
     if previous is not None:
         book_compare.compare(record, previous, str(compare))
-    record.update(built_at=time.time(), wall_s=round(time.time() - started, 1))
+    record.update(built_at=time.time(), wall_s=round(time.time() - started, 1), **book.resumed(record, started))
     book_render.write(folder, record, compare)
     print(folder / "index.md")
     code = book.exit_code(record)

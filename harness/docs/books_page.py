@@ -11,7 +11,7 @@ from pathlib import Path
 
 from markdown.extensions.toc import slugify
 
-from ..evidence.book_render import code
+from ..evidence.book_render import code, resumed_note
 from .text import cell
 
 PAGE = "evidence-books.md"
@@ -48,6 +48,10 @@ def _built(book: dict) -> str:
 
 
 def _wall(book: dict) -> str:
+    """The book's time: its wall time, or, when it was resumed, the span of its runs (what the
+    wall time of this invocation alone would understate)."""
+    if book.get("kept_runs"):
+        return f"{book['runs_span_s'] / 60:.1f} min of runs (resumed)"
     return f"{book['wall_s'] / 60:.1f} min" if book.get("wall_s") is not None else "-"
 
 
@@ -72,7 +76,8 @@ def page(books: list[tuple[str, dict]]) -> str:
         made = book.get("provenance") or {}
         lines += [f"## {_title(chapter, book)}", "",
                   f"- `invoke evidence --claims claims/course.yaml --chapter {chapter}`",
-                  f"- built {_built(book)} in {book['wall_s']:.0f} s ({_wall(book)}); {book['repeat']} repeat(s); "
+                  f"- built {_built(book)} in {book['wall_s']:.0f} s"
+                  + (resumed_note(book) or f" ({_wall(book)})") + f"; {book['repeat']} repeat(s); "
                   f"up to {book['concurrent_cells']} matrix cell(s) side by side" if book.get("wall_s") is not None
                   else f"- built {_built(book)}",
                   f"- claims {_holding(book)}"]

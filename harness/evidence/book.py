@@ -342,6 +342,18 @@ def build(plan: Plan, folders: list[Path], out: Path) -> dict:
             "provenance": provenance(repeats), "claims": claims}
 
 
+def resumed(book: dict, started_at: float) -> dict:
+    """How a book built by this invocation (from `started_at`) relates to its runs: how many were
+    kept from an earlier one (--resume), and the span from the first run's start to the last one's end,
+    which is the book's time when runs were kept (its wall time is then this invocation's alone)."""
+    runs = {r["run_id"]: r for c in book["claims"] for cell in c["cells"] for s in cell["scenarios"]
+            for r in s["runs"] if r.get("run_id") and r.get("started_at")}
+    kept = sum(1 for r in runs.values() if r["started_at"] < started_at)
+    ends = [r["started_at"] + (r.get("seconds") or 0) for r in runs.values()]
+    span = round(max(ends) - min(r["started_at"] for r in runs.values()), 1) if runs else None
+    return {"kept_runs": kept, "runs_span_s": span}
+
+
 def exit_code(book: dict) -> int:
     """2: a run it needed broke or did not run; 1: a claim does not hold, or was never shown at all; 0."""
     runs = [r for c in book["claims"] for cell in c["cells"] for s in cell["scenarios"] for r in s["runs"]]

@@ -261,6 +261,14 @@ def _runs(claim: dict) -> list[str]:
     return items
 
 
+def resumed_note(book: dict) -> str:
+    """Said after a resumed book's wall time, which is then this invocation's alone."""
+    if not book.get("kept_runs"):
+        return ""
+    return (f" (resumed: {book['kept_runs']} run(s) kept from an earlier build; the runs span "
+            f"{book['runs_span_s']:.0f} s)")
+
+
 def provenance_lines(book: dict) -> list[str]:
     """kubelab's commit and the kubespray checkout, when the book recorded them (older books did not)."""
     made = book.get("provenance") or {}
@@ -277,6 +285,7 @@ def index_blocks(book: dict) -> list[tuple]:
     blocks: list[tuple] = [("h", 1, f"Evidence book: {book['course'] or 'claims'}")]
     built = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(book["built_at"])) if book.get("built_at") else "-"
     took = f" in {book['wall_s']:.0f} s" if book.get("wall_s") is not None else ""
+    took += resumed_note(book)
     blocks.append(("ul", [f"claims file(s): {', '.join(code(f) for f in book['claims_files'])}",
                           f"built {built}{took}; {book['repeat']} repeat(s); up to {book['concurrent_cells']} "
                           "matrix cell(s) side by side",

@@ -173,3 +173,12 @@ def test_a_books_line_says_its_claims_verdicts_wall_time_and_kubespray_checkout(
                                        (["K10", "K11", "S9"], "K10-K11, S9"), ([], "")])
 def test_claim_ids_are_said_as_ranges(ids, text):
     assert books_page.id_ranges(ids) == text
+
+
+def test_a_resumed_books_line_gives_its_runs_span_not_the_resumed_invocations_wall():
+    book = {"chapters": {"kubespray": "The kubespray track"}, "built_at": 1796616000.0, "wall_s": 600.0,
+            "kept_runs": 3, "runs_span_s": 6000.0, "repeat": 1, "concurrent_cells": 1,
+            "claims": [{"id": "S1", "verdict": "holds", "says": "x", "scenarios": ["a"]}]}
+    assert "| 100.0 min of runs (resumed) |" in books_page.readme_table([("kubespray", book)])
+    assert "- built 2026-12-07 in 600 s (resumed: 3 run(s) kept from an earlier build; the runs span 6000 s)" \
+        in books_page.page([("kubespray", book)])

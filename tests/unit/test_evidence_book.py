@@ -634,3 +634,12 @@ def test_a_claim_cites_a_verify_layers_findings_by_the_name_the_run_records(cour
     run["observations"][-1] = _finding("etcd: host unit on cp1", "does not hold", "inactive")
     [claim] = build(tmp_path / "failed", plan, [run])["claims"]
     assert claim["verdict"] == book.FAILS
+
+
+def test_a_resumed_book_says_how_many_runs_it_kept_and_how_long_they_span(course, tmp_path):
+    record = build(tmp_path, _plan(course), [_record(started=1000.0)], seconds=300.0)
+    assert book.resumed(record, started_at=500.0) == {"kept_runs": 0, "runs_span_s": 300.0}
+    assert book.resumed(record, started_at=5000.0) == {"kept_runs": 1, "runs_span_s": 300.0}
+    record.update(built_at=5100.0, wall_s=100.0, **book.resumed(record, started_at=5000.0))
+    md = book_render.markdown(book_render.index_blocks(record))
+    assert "in 100 s (resumed: 1 run(s) kept from an earlier build; the runs span 300 s)" in md
