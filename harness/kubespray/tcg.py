@@ -113,17 +113,62 @@ def variables(tuned, scenario_variables=None, containerd: str = "") -> dict:
 # readiness probe execs check-status, measured 35 s under TCG (tuning.py), so it is never Ready
 # and `invoke verify`'s kube-system layer cannot hold. Under TCG kubelab patches the two probes
 # after the play as the kubeadm track writes them; the patch is in the plan and the run's steps.
-def after_play(tuned, cni: str, kubeconfig: str) -> tuple[tuple[str, str, str], ...]:
-    """(step name, command on the control plane, note): nothing under KVM or without calico."""
+#
+# calico-node's are literal too but for their timeouts (roles/network_plugin/calico/templates/
+# calico-node.yml.j2: liveness initialDelaySeconds 10, periodSeconds 10, failureThreshold 6), and
+# they matter during the play: on a 1+1 lab here felix was not yet listening after 70 s ("Felix is
+# not live: ... connection refused"), the kubelet killed calico-node, and both nodes crash-looped
+# (restarts 7 and 5 after 18 min, the API server loaded to a TLS handshake timeout). So before the
+# play a transient unit on the control plane waits for kubespray to create the DaemonSet and gives
+# it the kubeadm track's probes at once; after the play the same patch (a no-op when it took) makes
+# sure, and the unit is stopped if it still waits.
+WATCH_UNIT = "kubelab-tcg-calico-node-probes"
+WATCH_MAX_S = 4 * 3600  # the longest play under TCG here: about 60 min
+
+
+def _patch(kind: str, name: str, probes: dict, kubeconfig: str) -> str:
     import json
 
-    probes = tuned.calico_probes.get("calico-kube-controllers") if tuned.is_tcg and cni == "calico" else None
+    patch = {"spec": {"template": {"spec": {"containers": [{"name": name, **{p: dict(v) for p, v in probes.items()}}]}}}}
+    return (f"kubectl --kubeconfig {kubeconfig} -n kube-system patch {kind} {name} "
+            f"--type strategic -p '{json.dumps(patch, separators=(',', ':'))}'")
+
+
+def _calico(tuned, cni: str, container: str) -> dict | None:
+    return tuned.calico_probes.get(container) if tuned.is_tcg and cni == "calico" else None
+
+
+def before_play(tuned, cni: str, kubeconfig: str) -> tuple[tuple[str, str, str], ...]:
+    """(step name, command on the control plane, note): nothing under KVM or without calico."""
+    import shlex
+
+    probes = _calico(tuned, cni, "calico-node")
     if not probes:
         return ()
-    patch = {"spec": {"template": {"spec": {"containers": [
-        {"name": "calico-kube-controllers", **{p: dict(v) for p, v in probes.items()}}]}}}}
-    return (("calico-kube-controllers probes under TCG",
-             f"kubectl --kubeconfig {kubeconfig} -n kube-system patch deployment calico-kube-controllers "
-             f"--type strategic -p '{json.dumps(patch, separators=(',', ':'))}'",
-             "kubespray's template has no variable for them; check-status took 35 s under TCG, its "
-             "readiness timeout is 1 s"),)
+    # kubespray installs kubectl (/usr/local/bin) and writes admin.conf during the play: until both
+    # and the DaemonSet exist, the first command fails and the loop waits
+    script = (f"until kubectl --kubeconfig {kubeconfig} -n kube-system get daemonset calico-node >/dev/null 2>&1; "
+              f"do sleep 5; done; until {_patch('daemonset', 'calico-node', probes, kubeconfig)}; do sleep 10; done")
+    command = (f"systemctl stop {WATCH_UNIT} 2>/dev/null; systemctl reset-failed {WATCH_UNIT} 2>/dev/null; "
+               f"systemd-run --unit {WATCH_UNIT} --property RuntimeMaxSec={WATCH_MAX_S} "
+               f"--setenv PATH=/usr/local/bin:/usr/bin:/bin sh -c {shlex.quote(script)}")
+    return (("calico-node probes under TCG, as kubespray creates them", command,
+             "kubespray's template fixes their delays; felix took over 70 s to listen under TCG, and the "
+             "kubelet killed calico-node in a loop"),)
+
+
+def after_play(tuned, cni: str, kubeconfig: str) -> tuple[tuple[str, str, str], ...]:
+    """(step name, command on the control plane, note): nothing under KVM or without calico."""
+    out = []
+    node = _calico(tuned, cni, "calico-node")
+    if node:
+        out.append(("calico-node probes under TCG, after the play",
+                    f"systemctl stop {WATCH_UNIT} 2>/dev/null; {_patch('daemonset', 'calico-node', node, kubeconfig)}",
+                    "the patch the unit started before the play made, made sure of (a no-op when it took)"))
+    controllers = _calico(tuned, cni, "calico-kube-controllers")
+    if controllers:
+        out.append(("calico-kube-controllers probes under TCG",
+                    _patch("deployment", "calico-kube-controllers", controllers, kubeconfig),
+                    "kubespray's template has no variable for them; check-status took 35 s under TCG, its "
+                    "readiness timeout is 1 s"))
+    return tuple(out)

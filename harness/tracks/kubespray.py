@@ -52,6 +52,8 @@ class KubesprayContext:
     dropins: tuple = ()
     # (name, command, note): run on the control plane after each play (kubespray/tcg.py after_play)
     after_play: tuple = ()
+    # (name, command, note): run on the control plane before each play (kubespray/tcg.py before_play)
+    before_play: tuple = ()
 
 
 # variables kubelab sets itself, and where a scenario says what it wants instead; the offline
@@ -313,7 +315,9 @@ def _guest_problems(scenario: Scenario, recipe_name: str, checkout: Path) -> lis
 
 
 def _play(ctx: KubesprayContext, make_step, may_fail: bool = False) -> list:
-    return [make_step(HOST, "host-run", "kubespray: cluster.yml", "", host=ctx.command, timeout=ctx.timeout,
+    return [*(make_step(ctx.control_plane, "run", name, command, note=note, may_fail=may_fail)
+              for name, command, note in ctx.before_play),
+            make_step(HOST, "host-run", "kubespray: cluster.yml", "", host=ctx.command, timeout=ctx.timeout,
                       note="kubespray cluster.yml against the lab", may_fail=may_fail),
             make_step(ctx.control_plane, "fetch", "admin.conf", f"cat {ADMIN_CONF}",
                       note="the admin kubeconfig kubespray's kubeadm wrote", may_fail=may_fail),
@@ -401,4 +405,5 @@ def _context(install: InstallDef, machines, host_key, client_key: Path, tuned, w
     control_plane = next(h.name for h in hosts if "kube_control_plane" in h.groups)
     return KubesprayContext(control_plane, tuple((str(p), t) for p, t in files.items()), command,
                             PLAY_TIMEOUT_S[tuned.is_tcg], reset, tuple(h.name for h in hosts), refusals, pinned,
-                            tuned.unit_dropins(), tcg.after_play(tuned, install.cni, ADMIN_CONF))
+                            tuned.unit_dropins(), tcg.after_play(tuned, install.cni, ADMIN_CONF),
+                            tcg.before_play(tuned, install.cni, ADMIN_CONF))

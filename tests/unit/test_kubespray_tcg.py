@@ -76,7 +76,7 @@ def test_under_tcg_a_calico_cluster_gets_kube_controllers_probes_after_the_play(
     import json
     import shlex
 
-    [(name, command, _)] = tcg.after_play(decide("qemu"), "calico", "/etc/kubernetes/admin.conf")
+    [_, (name, command, _)] = tcg.after_play(decide("qemu"), "calico", "/etc/kubernetes/admin.conf")
     argv = shlex.split(command)
     assert argv[:8] == ["kubectl", "--kubeconfig", "/etc/kubernetes/admin.conf", "-n", "kube-system", "patch",
                         "deployment", "calico-kube-controllers"]
@@ -87,3 +87,34 @@ def test_under_tcg_a_calico_cluster_gets_kube_controllers_probes_after_the_play(
     assert "exec" not in container["readinessProbe"]  # upstream's check-status command stays
     assert tcg.after_play(decide("kvm", "kvm"), "calico", "/etc/kubernetes/admin.conf") == ()
     assert tcg.after_play(decide("qemu"), "flannel", "/etc/kubernetes/admin.conf") == ()
+
+
+def test_under_tcg_calico_nodes_probes_are_patched_as_soon_as_kubespray_creates_the_daemonset():
+    """kubespray's calico-node template fixes the liveness probe's delays (10 s, then 6 failures 10 s
+    apart): under TCG felix listened later than that and the kubelet killed calico-node in a loop. A
+    transient unit started before the play patches the DaemonSet once it exists; after the play the
+    same patch is made sure of and the unit stopped."""
+    import json
+    import shlex
+
+    [(name, command, _)] = tcg.before_play(decide("qemu"), "calico", "/etc/kubernetes/admin.conf")
+    assert "as kubespray creates them" in name
+    words = shlex.split(command)
+    run = words.index("systemd-run")
+    assert words[run:run + 7] == ["systemd-run", "--unit", tcg.WATCH_UNIT, "--property",
+                                  f"RuntimeMaxSec={tcg.WATCH_MAX_S}", "--setenv", "PATH=/usr/local/bin:/usr/bin:/bin"]
+    assert words[run + 7:run + 9] == ["sh", "-c"]
+    script = words[run + 9]
+    wait, patch = script.split("; do sleep 5; done; ")
+    assert wait == ("until kubectl --kubeconfig /etc/kubernetes/admin.conf -n kube-system get daemonset calico-node "
+                    ">/dev/null 2>&1")
+    argv = shlex.split(patch.removeprefix("until ").removesuffix("; do sleep 10; done"))
+    assert argv[5:8] == ["patch", "daemonset", "calico-node"]
+    [container] = json.loads(argv[-1])["spec"]["template"]["spec"]["containers"]
+    assert container["name"] == "calico-node"
+    assert container["livenessProbe"] == {"periodSeconds": 30, "timeoutSeconds": 30, "failureThreshold": 30}
+    [(after, again, _), _] = tcg.after_play(decide("qemu"), "calico", "/etc/kubernetes/admin.conf")
+    assert again == f"systemctl stop {tcg.WATCH_UNIT} 2>/dev/null; " + shlex.join(argv).replace(
+        shlex.quote(argv[-1]), f"'{argv[-1]}'")
+    assert tcg.before_play(decide("kvm", "kvm"), "calico", "/etc/kubernetes/admin.conf") == ()
+    assert tcg.before_play(decide("qemu"), "flannel", "/etc/kubernetes/admin.conf") == ()
