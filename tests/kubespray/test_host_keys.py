@@ -97,8 +97,13 @@ def test_the_host_step_closes_the_ssh_masters_the_play_left(ks, made_venv, lab):
                              vars_file=d / "vars.yml", checksums_file=d / "checksums.yml",
                              known_hosts=d / "known_hosts", fact_cache=d / "facts",
                              control_dir=lab["control"]).after
+    def masters() -> list[str]:  # the master processes themselves: their command lines name the folder
+        return subprocess.run(["pgrep", "-f", str(lab["control"])], capture_output=True, text=True).stdout.split()
+
+    assert masters()
     subprocess.run(list(after), capture_output=True, text=True, timeout=60, check=True)
     deadline = time.monotonic() + 10
-    while any(s.exists() for s in sockets) and time.monotonic() < deadline:
+    while masters() and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert not any(s.exists() for s in sockets)
+    assert not masters()  # closed by `ssh -O exit`, not only their sockets removed
+    assert not lab["control"].exists()
