@@ -146,9 +146,10 @@ def before_play(tuned, cni: str, kubeconfig: str) -> tuple[tuple[str, str, str],
     if not probes:
         return ()
     # kubespray installs kubectl (/usr/local/bin) and writes admin.conf during the play: until both
-    # and the DaemonSet exist, the first command fails and the loop waits
+    # and the DaemonSet exist, the first command fails and the loop waits. Each kubectl is a Go
+    # program under TCG: polled every 5 s, the unit used 99 s of CPU over a 32 min wait here
     script = (f"until kubectl --kubeconfig {kubeconfig} -n kube-system get daemonset calico-node >/dev/null 2>&1; "
-              f"do sleep 5; done; until {_patch('daemonset', 'calico-node', probes, kubeconfig)}; do sleep 10; done")
+              f"do sleep 15; done; until {_patch('daemonset', 'calico-node', probes, kubeconfig)}; do sleep 10; done")
     command = (f"systemctl stop {WATCH_UNIT} 2>/dev/null; systemctl reset-failed {WATCH_UNIT} 2>/dev/null; "
                f"systemd-run --unit {WATCH_UNIT} --property RuntimeMaxSec={WATCH_MAX_S} "
                f"--setenv PATH=/usr/local/bin:/usr/bin:/bin sh -c {shlex.quote(script)}")

@@ -105,7 +105,7 @@ def test_under_tcg_calico_nodes_probes_are_patched_as_soon_as_kubespray_creates_
                                   f"RuntimeMaxSec={tcg.WATCH_MAX_S}", "--setenv", "PATH=/usr/local/bin:/usr/bin:/bin"]
     assert words[run + 7:run + 9] == ["sh", "-c"]
     script = words[run + 9]
-    wait, patch = script.split("; do sleep 5; done; ")
+    wait, patch = script.split("; do sleep 15; done; ")
     assert wait == ("until kubectl --kubeconfig /etc/kubernetes/admin.conf -n kube-system get daemonset calico-node "
                     ">/dev/null 2>&1")
     argv = shlex.split(patch.removeprefix("until ").removesuffix("; do sleep 10; done"))
