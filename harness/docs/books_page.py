@@ -11,7 +11,7 @@ from pathlib import Path
 
 from markdown.extensions.toc import slugify
 
-from ..evidence.book_render import code, resumed_note
+from ..evidence.book_render import code, provenance_lines, resumed_note
 from .text import cell
 
 PAGE = "evidence-books.md"
@@ -73,18 +73,13 @@ def page(books: list[tuple[str, dict]]) -> str:
     if not books:
         lines += ["No book is committed yet.", ""]
     for chapter, book in books:
-        made = book.get("provenance") or {}
+        built = f"- built {_built(book)}"
+        if book.get("wall_s") is not None:
+            built += (f" in {book['wall_s']:.0f} s" + (resumed_note(book) or f" ({_wall(book)})")
+                      + f"; {book['repeat']} repeat(s); up to {book['concurrent_cells']} matrix cell(s) side by side")
         lines += [f"## {_title(chapter, book)}", "",
-                  f"- `invoke evidence --claims claims/course.yaml --chapter {chapter}`",
-                  f"- built {_built(book)} in {book['wall_s']:.0f} s"
-                  + (resumed_note(book) or f" ({_wall(book)})") + f"; {book['repeat']} repeat(s); "
-                  f"up to {book['concurrent_cells']} matrix cell(s) side by side" if book.get("wall_s") is not None
-                  else f"- built {_built(book)}",
-                  f"- claims {_holding(book)}"]
-        if made.get("kubelab"):
-            lines.append("- kubelab commit " + ", ".join(code(c) for c in made["kubelab"]))
-        if made.get("kubespray"):
-            lines.append("- kubespray checkout " + _kubespray(book))
+                  f"- `invoke evidence --claims claims/course.yaml --chapter {chapter}`", built,
+                  f"- claims {_holding(book)}", *(f"- {line}" for line in provenance_lines(book))]
         lines += ["", "| claim | verdict | proven by | the notes say |", "|---|---|---|---|"]
         for c in book["claims"]:
             proven = ", ".join(f"[{s}](scenarios/{s}.md)" for s in c.get("scenarios", [])) or "-"

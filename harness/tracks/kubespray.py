@@ -315,14 +315,16 @@ def _guest_problems(scenario: Scenario, recipe_name: str, checkout: Path) -> lis
 
 
 def _play(ctx: KubesprayContext, make_step, may_fail: bool = False) -> list:
-    return [*(make_step(ctx.control_plane, "run", name, command, note=note, may_fail=may_fail)
-              for name, command, note in ctx.before_play),
+    def on_control_plane(commands) -> list:  # (name, command, note) around the play (kubespray/tcg.py)
+        return [make_step(ctx.control_plane, "run", name, command, note=note, may_fail=may_fail)
+                for name, command, note in commands]
+
+    return [*on_control_plane(ctx.before_play),
             make_step(HOST, "host-run", "kubespray: cluster.yml", "", host=ctx.command, timeout=ctx.timeout,
                       note="kubespray cluster.yml against the lab", may_fail=may_fail),
             make_step(ctx.control_plane, "fetch", "admin.conf", f"cat {ADMIN_CONF}",
                       note="the admin kubeconfig kubespray's kubeadm wrote", may_fail=may_fail),
-            *(make_step(ctx.control_plane, "run", name, command, note=note, may_fail=may_fail)
-              for name, command, note in ctx.after_play)]
+            *on_control_plane(ctx.after_play)]
 
 
 def _containerd_version(install: InstallDef, defaults) -> str:
