@@ -294,7 +294,10 @@ def test_autoscaler_parameters_from_its_default_params_argument():
     assert dns.autoscaler_config_map(deployment) == "dns-autoscaler"
     cm = k.V1ConfigMap(data={"linear": json.dumps({"coresPerReplica": 8, "min": 1})})
     assert dns.linear_params(deployment, cm) == {"coresPerReplica": 8, "min": 1}  # the ConfigMap wins
-    assert dns.schedulable([node("a", cpu="2"), node("b", cpu="1500m"), node("c", unschedulable=True)]) == (2, 3)
+    assert dns.schedulable([node("a", cpu="2"), node("b", cpu="1500m"), node("c", unschedulable=True)]) == (2, 4)
+    # kubespray's reservations leave fractions: summed, then rounded up, as the autoscaler does
+    assert dns.schedulable([node("cp1", cpu="1900m"), node("w1", cpu="900m")]) == (2, 3)
+    assert dns.schedulable([node("cp1", cpu="2")]) == (1, 2)
 
 
 # -- records ---------------------------------------------------------------------------------
