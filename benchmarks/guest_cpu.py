@@ -119,7 +119,7 @@ def main() -> int:
           f"{(host1[0] - host0[0]) / (t1 - t0):.2f} cores")
     for m in machines:
         name = m["name"]
-        window, kinds, names = difference(first[name], second[name])
+        _, kinds, names = difference(first[name], second[name])
         emu = ""
         if name in emu0 and name in emu1 and emu0[name][0] == emu1[name][0]:
             emu = f"its emulator took {(emu1[name][1] - emu0[name][1]) / (t1 - t0):.2f} host cores; "

@@ -74,11 +74,14 @@ def baseline_dir(given: str | None) -> Path | None:
     return None
 
 
+def result(run: dict) -> str:
+    return run.get("verdict", {}).get("result", run.get("status"))
+
+
 def target_verdict(run: dict, wall: float, target_min: float) -> str:
     """Met or not, for a run whose scenario was met: a run that stopped early is no measure of the target."""
-    result = run.get("verdict", {}).get("result", run.get("status"))
-    if result != "met":
-        return f"no figure: the run ended {result} after {wall / 60:.1f} min"
+    if result(run) != "met":
+        return f"no figure: the run ended {result(run)} after {wall / 60:.1f} min"
     return f"{'met' if wall / 60 < target_min else 'not met'} ({wall / 60:.1f} min)"
 
 
@@ -93,7 +96,7 @@ def main() -> None:
     run = load(run_dir)
     wall = run["finished_at"] - run["started_at"] if run.get("finished_at") else 0.0
     kubespray = (run.get("install") or {}).get("kubespray", {})
-    print(f"{run['scenario']['name']}: {run.get('verdict', {}).get('result', run.get('status'))}, wall {wall:.0f} s "
+    print(f"{run['scenario']['name']}: {result(run)}, wall {wall:.0f} s "
           f"({wall / 60:.1f} min), kubespray {kubespray.get('version', '?')} {kubespray.get('commit', '')[:12]}, "
           f"{run['lab'].get('accel', '?')}")
     for p in run["phases"]:

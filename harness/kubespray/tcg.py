@@ -58,6 +58,7 @@ import yaml
 
 from ..durations import parse_duration
 from ..node.containerd_config import has_stats_collector
+from ..remote.retried import retried
 
 # kubespray only copies patches for these targets (kubeadm_common's pattern); its etcd runs on the host
 PATCH_TARGETS = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
@@ -158,29 +159,25 @@ def before_play(tuned, cni: str, kubeconfig: str) -> tuple[tuple[str, str, str],
              "kubelet killed calico-node in a loop"),)
 
 
-AFTER_PLAY_TRIES = 30  # 10 s apart: as the kubeadm track retries its CNI apply
-AFTER_PLAY_TIMEOUT_S = 900.0  # the tries, each kubectl waiting up to a minute on a slow API server
-
-
-def _retried(command: str) -> str:
-    """Retried for 5 minutes: right after the play the API server may still time out a request (a
-    real run here: "Timeout: request did not complete within requested timeout" after 45 s)."""
-    return (f"n=0; until {command}; do n=$((n+1)); [ $n -ge {AFTER_PLAY_TRIES} ] && break; sleep 10; done; "
-            f"[ $n -lt {AFTER_PLAY_TRIES} ]")
+# The steps before and after the play: the retries after it (remote/retried.py, 5 minutes), each
+# kubectl waiting up to a minute on a slow API server
+AROUND_PLAY_TIMEOUT_S = 900.0
 
 
 def after_play(tuned, cni: str, kubeconfig: str) -> tuple[tuple[str, str, str], ...]:
-    """(step name, command on the control plane, note): nothing under KVM or without calico."""
+    """(step name, command on the control plane, note): nothing under KVM or without calico. Each
+    patch is retried: right after the play the API server timed one out once here ("Timeout:
+    request did not complete within requested timeout" after 45 s)."""
     out = []
     node = _calico(tuned, cni, "calico-node")
     if node:
         out.append(("calico-node probes under TCG, after the play",
-                    f"systemctl stop {WATCH_UNIT} 2>/dev/null; {_retried(_patch('daemonset', 'calico-node', node, kubeconfig))}",
+                    f"systemctl stop {WATCH_UNIT} 2>/dev/null; {retried(_patch('daemonset', 'calico-node', node, kubeconfig))}",
                     "the patch the unit started before the play made, made sure of (a no-op when it took)"))
     controllers = _calico(tuned, cni, "calico-kube-controllers")
     if controllers:
         out.append(("calico-kube-controllers probes under TCG",
-                    _retried(_patch("deployment", "calico-kube-controllers", controllers, kubeconfig)),
+                    retried(_patch("deployment", "calico-kube-controllers", controllers, kubeconfig)),
                     "kubespray's template has no variable for them; check-status took 35 s under TCG, its "
                     "readiness timeout is 1 s"))
     return tuple(out)

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from ..model import InstallDef
 from ..node import containerd_config
 from ..remote.file_write import write_command
+from ..remote.retried import retried
 from ..serve import mirror
 from ..tuning import Tuning
 from . import flannel
@@ -243,5 +244,4 @@ def _retried(kubectl_args: str) -> str:
     """A CNI's apply, retried for 5 minutes: right after init the API server may still restart
     (under TCG, or with a cgroup-driver mismatch on containerd 1.x, where the kubelet's restart at
     the end of init recreates every static pod), and a refused apply is not the scenario's point."""
-    return (f"n=0; until {KUBECTL} {kubectl_args}; do n=$((n+1)); [ $n -ge 30 ] && break; "
-            "sleep 10; done; [ $n -lt 30 ]")
+    return retried(f"{KUBECTL} {kubectl_args}")

@@ -319,7 +319,7 @@ def _play(ctx: KubesprayContext, make_step, may_fail: bool = False) -> list:
 
     def on_control_plane(commands) -> list:  # (name, command, note) around the play (kubespray/tcg.py)
         return [make_step(ctx.control_plane, "run", name, command, note=note, may_fail=may_fail,
-                          timeout=tcg.AFTER_PLAY_TIMEOUT_S)
+                          timeout=tcg.AROUND_PLAY_TIMEOUT_S)
                 for name, command, note in commands]
 
     return [*on_control_plane(ctx.before_play),

@@ -1,22 +1,18 @@
 """benchmarks/book.py's breakdown of a run: every second of its phases goes to exactly one kind of
 wait (read on the captured real run, tests/fixtures/runs/br-netfilter-missing)."""
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
 
-from harness.paths import project_root
+from tests.unit import benchmark_module
 
 RUN = Path(__file__).parent.parent / "fixtures/runs/br-netfilter-missing/run.json"
 
 
 def _bench():
-    spec = importlib.util.spec_from_file_location("book_bench", project_root() / "benchmarks" / "book.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return benchmark_module.load("book")
 
 
 def test_a_runs_kinds_of_wait_add_up_to_its_phases():

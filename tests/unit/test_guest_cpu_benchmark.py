@@ -1,20 +1,13 @@
 """benchmarks/guest_cpu.py's reading of a guest's /proc: per-process CPU between two reads, with
 pid reuse told apart by start time and what exited in the window kept as its own line."""
 
-import importlib.util
-import sys
-
 import pytest
 
-from harness.paths import project_root
+from tests.unit import benchmark_module
 
 
 def _bench():
-    spec = importlib.util.spec_from_file_location("guest_cpu_bench", project_root() / "benchmarks" / "guest_cpu.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
+    return benchmark_module.load("guest_cpu")
 
 
 def _stat(pid: int, comm: str, utime: int, stime: int, start: int) -> str:

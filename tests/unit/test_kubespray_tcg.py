@@ -7,6 +7,7 @@ import yaml
 
 from harness import tuning
 from harness.kubespray import tcg
+from harness.remote.retried import retried
 from harness.tuning import decide
 
 
@@ -79,7 +80,7 @@ def test_under_tcg_a_calico_cluster_gets_kube_controllers_probes_after_the_play(
     [_, (name, command, _)] = tcg.after_play(decide("qemu"), "calico", "/etc/kubernetes/admin.conf")
     # retried: right after the play the API server timed a patch out once (a real run)
     assert command.startswith("n=0; until kubectl ") and command.endswith(
-        f"; do n=$((n+1)); [ $n -ge {tcg.AFTER_PLAY_TRIES} ] && break; sleep 10; done; [ $n -lt {tcg.AFTER_PLAY_TRIES} ]")
+        "; do n=$((n+1)); [ $n -ge 30 ] && break; sleep 10; done; [ $n -lt 30 ]")
     argv = shlex.split(command.removeprefix("n=0; until ").split("; do n=")[0])
     assert argv[:8] == ["kubectl", "--kubeconfig", "/etc/kubernetes/admin.conf", "-n", "kube-system", "patch",
                         "deployment", "calico-kube-controllers"]
@@ -117,7 +118,7 @@ def test_under_tcg_calico_nodes_probes_are_patched_as_soon_as_kubespray_creates_
     assert container["name"] == "calico-node"
     assert container["livenessProbe"] == {"periodSeconds": 30, "timeoutSeconds": 30, "failureThreshold": 30}
     [(after, again, _), _] = tcg.after_play(decide("qemu"), "calico", "/etc/kubernetes/admin.conf")
-    assert again == f"systemctl stop {tcg.WATCH_UNIT} 2>/dev/null; " + tcg._retried(shlex.join(argv).replace(
+    assert again == f"systemctl stop {tcg.WATCH_UNIT} 2>/dev/null; " + retried(shlex.join(argv).replace(
         shlex.quote(argv[-1]), f"'{argv[-1]}'"))
     assert tcg.before_play(decide("kvm", "kvm"), "calico", "/etc/kubernetes/admin.conf") == ()
     assert tcg.before_play(decide("qemu"), "flannel", "/etc/kubernetes/admin.conf") == ()
