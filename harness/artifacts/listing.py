@@ -40,20 +40,29 @@ def render(json_: bool = False) -> str:
 
 
 def _linked_entries(kits: list[dict]) -> set[str]:
-    """Store entries a kit's file tree links into beyond the kit: what an installer downloads
-    (kubespray's calicoctl and calico's CRDs, built from a git tag), which the next run would
-    otherwise have to build again from its clone."""
+    """Store entries a kit uses beyond its records: what an installer downloads, linked into its
+    file tree (kubespray's calicoctl and calico's CRDs built from a git tag; the release archives
+    of etcd and nerdctl, through the entries they were made from), and the images pushed into its
+    registry storage (kubespray's calico, nodelocaldns, dns-autoscaler, nginx). The next run would
+    otherwise have to build them again from its clone."""
     from ..serve import files as serve_files
+    from ..serve import registry
+    from . import archives
 
     root = store.store_dir().resolve()
-    out = set()
+    used: list[Path] = []
     for k in kits:
         tree = k.get("files")  # a Kubernetes kit's file tree (a containerd record's `files` are its binaries)
         for target in serve_files.added_links(Path(tree)).values() if isinstance(tree, str) else ():
-            try:
-                out.add(target.resolve().relative_to(root).parts[0])
-            except ValueError:  # an archive outside the store (made from entries a kit names)
-                continue
+            used += [target, *archives.member_files(target)]
+        if isinstance(k.get("registry"), str):
+            used += registry.added_layouts(Path(k["registry"])).values()
+    out = set()
+    for path in used:
+        try:
+            out.add(path.resolve().relative_to(root).parts[0])
+        except (ValueError, IndexError):  # outside the store (an archive itself)
+            continue
     return out
 
 

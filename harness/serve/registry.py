@@ -116,12 +116,22 @@ def add(storage: Path, images: dict[str, Path], progress: Progress) -> dict[str,
         raise ArtifactError(f"registry storage {storage} is not populated; `invoke artifacts.build` first")
     have = served(storage)
     todo = {ref: layout for ref, layout in images.items() if ref not in have}
-    if todo:
-        pushed = _push(storage, todo, progress)
-        record.setdefault("added", {}).update(pushed)
+    layouts = {**record.get("added_layouts", {}), **{ref: str(layout) for ref, layout in images.items()}}
+    if todo or layouts != record.get("added_layouts"):
+        if todo:
+            pushed = _push(storage, todo, progress)
+            record.setdefault("added", {}).update(pushed)
+            have.update(pushed)
+        # the layouts pushed (store entries): `invoke artifacts.prune` keeps them while the storage is a kit's
+        record["added_layouts"] = layouts
         write_json(storage / POPULATED, record)
-        have.update(pushed)
     return {ref: have[ref] for ref in images}
+
+
+def added_layouts(storage: Path) -> dict[str, Path]:
+    """{ref: OCI layout} of the images `add` pushed into `storage` beyond its kit's."""
+    record = populated(storage) or {}
+    return {ref: Path(p) for ref, p in record.get("added_layouts", {}).items()}
 
 
 def _push(storage: Path, images: dict[str, Path], progress: Progress) -> dict[str, str]:

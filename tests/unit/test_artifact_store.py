@@ -119,3 +119,36 @@ def test_prune_keeps_an_entry_an_installer_linked_into_a_kits_file_tree(cache):
     assert removed == [f"store entry {'5' * store.KEY_LEN} (c, m@v1)"]
     assert crds.directory.exists() and not stale.directory.exists()
     assert (tree / "github.com/projectcalico/calico/raw/v3.31.7/manifests/crds.yaml").read_text() == "kind: CRD"
+
+
+def test_prune_keeps_the_entries_behind_an_installers_archives_and_pushed_images(cache):
+    """kubespray's etcd and nerdctl come as archives made from store entries, and its calico and
+    DNS images are pushed into the kit's registry storage: prune keeps what they were made from,
+    and the listing does not offer them to prune."""
+    import json as _json
+
+    from harness.artifacts import archives, kit, listing
+    from harness.serve import files as serve_files
+    from harness.serve import registry
+
+    etcd = put("6" * 64, {"etcd": b"etcd"}, module="go.etcd.io/etcd/server/v3@v3.6.14")
+    node = put("7" * 64, {"index.json": b"{}"}, module="quay.io/calico/node:v3.31.7")
+    stale = put("8" * 64, {"x": b"b"}, module="stale@v1")
+    archive = archives.tar_gz("etcd-v3.6.14-linux-amd64.tar.gz", {"etcd-v3.6.14-linux-amd64/etcd": etcd.path("etcd")})
+    tree = serve_files.write_tree("v1.36.3", {})
+    serve_files.add_links(tree, {"github.com/etcd-io/etcd/releases/download/v3.6.14/etcd.tar.gz": archive})
+    storage = registry.storage_dir("d" * 24)
+    storage.mkdir(parents=True)
+    # the image is in the storage already (an earlier push): add() pushes nothing and records its layout
+    (storage / registry.POPULATED).write_text(_json.dumps(
+        {"digest": "d" * 24, "images": {}, "added": {"quay.io/calico/node:v3.31.7": "sha256:abc"}}))
+    assert registry.add(storage, {"quay.io/calico/node:v3.31.7": node.directory}, progress=None) == {
+        "quay.io/calico/node:v3.31.7": "sha256:abc"}
+    kit.kits_dir().mkdir(parents=True)
+    (kit.kits_dir() / "kubernetes-v1.36.3.json").write_text(_json.dumps(
+        {"kubernetes": "v1.36.3", "go": "go1.26.8", "components": {}, "files": str(tree), "registry": str(storage)}))
+    assert archives.member_files(archive) == [etcd.path("etcd")]
+    offered = [line.split()[1] for line in listing.render().splitlines() if "in no kit" in line]
+    assert offered == ["stale@v1"]
+    assert listing.prune() == [f"store entry {'8' * store.KEY_LEN} (c, stale@v1)"]
+    assert etcd.directory.exists() and node.directory.exists() and not stale.directory.exists()
