@@ -13,6 +13,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import io
+import json
 import os
 import tarfile
 from pathlib import Path
@@ -63,8 +64,6 @@ def _members_record(members: dict[str, Path]) -> dict[str, str]:
 def member_files(archive: Path) -> list[Path]:
     """The files an archive of this folder was made from, as recorded beside it (none: not an archive
     made here, or made before they were recorded)."""
-    import json
-
     try:
         return [Path(p) for p in json.loads((archive.parent / MEMBERS).read_text()).values()]
     except (FileNotFoundError, ValueError, AttributeError):

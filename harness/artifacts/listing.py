@@ -14,16 +14,13 @@ def _mib(n: int) -> str:
 
 def render(json_: bool = False) -> str:
     entries = store.all_entries()
-    kits = []
-    if kit.kits_dir().is_dir():
-        kits = [json.loads(p.read_text()) for p in sorted(kit.kits_dir().glob("*.json"))]
+    kits = _kits()
     if json_:
         return json.dumps({"kits": kits, "entries": [e.data for e in entries]}, indent=2)
     if not entries:
         return "nothing built yet: `invoke artifacts.build`"
     lines = []
-    in_kits = {c["key"][:store.KEY_LEN] for k in kits for c in (*k["components"].values(), *k.get("images", {}).values())}
-    in_kits |= _linked_entries(kits)  # what prune keeps
+    in_kits = _entries_in_use(kits)  # what prune keeps
     for k in kits:
         what = f"kit {k['kubernetes']}" if "kubernetes" in k else f"containerd {k['containerd']}"  # containerd.py
         lines.append(f"{what} ({k['go']}): {', '.join(sorted(k['components']))}")
@@ -37,6 +34,16 @@ def render(json_: bool = False) -> str:
                      f"{d['build_seconds']:>7}s{stale}{git}")
     lines.append(f"\nstore: {store.store_dir()}")
     return "\n".join(lines)
+
+
+def _kits() -> list[dict]:
+    return [json.loads(p.read_text()) for p in sorted(kit.kits_dir().glob("*.json"))] if kit.kits_dir().is_dir() else []
+
+
+def _entries_in_use(kits: list[dict]) -> set[str]:
+    """Store entries (folder names) the kits name, and those they use through an installer."""
+    named = {c["key"][:store.KEY_LEN] for k in kits for c in (*k["components"].values(), *k.get("images", {}).values())}
+    return named | _linked_entries(kits)
 
 
 def _linked_entries(kits: list[dict]) -> set[str]:
@@ -73,10 +80,8 @@ def prune() -> list[str]:
 
     from .. import paths
 
-    kits = [json.loads(p.read_text()) for p in sorted(kit.kits_dir().glob("*.json"))] if kit.kits_dir().is_dir() else []
-    keep = {c["key"][:store.KEY_LEN] for k in kits for c in k["components"].values()}
-    keep |= {i["key"][:store.KEY_LEN] for k in kits for i in k.get("images", {}).values()}
-    keep |= _linked_entries(kits)
+    kits = _kits()
+    keep = _entries_in_use(kits)
     removed = []
     for entry in store.all_entries():
         if entry.directory.name not in keep:

@@ -116,13 +116,13 @@ def add(storage: Path, images: dict[str, Path], progress: Progress) -> dict[str,
         raise ArtifactError(f"registry storage {storage} is not populated; `invoke artifacts.build` first")
     have = served(storage)
     todo = {ref: layout for ref, layout in images.items() if ref not in have}
+    if todo:
+        pushed = _push(storage, todo, progress)
+        record.setdefault("added", {}).update(pushed)
+        have.update(pushed)
+    # the layouts pushed (store entries): `invoke artifacts.prune` keeps them while the storage is a kit's
     layouts = {**record.get("added_layouts", {}), **{ref: str(layout) for ref, layout in images.items()}}
     if todo or layouts != record.get("added_layouts"):
-        if todo:
-            pushed = _push(storage, todo, progress)
-            record.setdefault("added", {}).update(pushed)
-            have.update(pushed)
-        # the layouts pushed (store entries): `invoke artifacts.prune` keeps them while the storage is a kit's
         record["added_layouts"] = layouts
         write_json(storage / POPULATED, record)
     return {ref: have[ref] for ref in images}
