@@ -392,7 +392,8 @@ def test_swap_stops_init_where_that_release_waits_first(kubernetes, stops_at):
 
 def test_the_swap_stop_on_1_36_is_matched_whichever_way_the_last_retry_ended():
     """The kubeadm chapter's book (2026-12-06) ended init on client-go's throttle at the deadline,
-    where earlier runs ended on the closed port: both are the admin bootstrap finding no API server."""
+    where earlier runs ended on the closed port; the next book (2026-12-07) on the throttle refusing
+    a wait that would pass the deadline: all three are the admin bootstrap finding no API server."""
     import re
 
     check = next(c for c in load(find("swap-kubelet")).expect if c.name == "admin-bootstrap-finds-no-api-server")
@@ -402,6 +403,9 @@ def test_the_swap_stop_on_1_36_is_matched_whichever_way_the_last_retry_ended():
     closed_port = head + ('Post "https://192.168.101.10:6443/apis/rbac.authorization.k8s.io/v1/clusterrolebindings'
                           '?timeout=10s": dial tcp 192.168.101.10:6443: connect: connection refused')
     assert re.search(check.pattern, book_run) and re.search(check.pattern, closed_port)
+    # verbatim, the 2026-12-07 book's run 20261207T154200Z
+    assert re.search(check.pattern, head + "client rate limiter Wait returned an error: rate: Wait(n=1) would exceed "
+                                           "context deadline")
     assert not re.search(check.pattern, head + "clusterrolebindings.rbac.authorization.k8s.io is forbidden")
 
 
