@@ -5,6 +5,7 @@ difference, when `iface` is given: flanneld's `--iface`, because lab guests
 have no default route and flanneld otherwise picks the default route's
 interface and exits (main.go, v0.28.4): "Failed to find any valid interface
 to use: failed to get default interface: unable to find default route".
+Under TCG also `--iptables-resync` (tuning.py says why); `None` keeps flannel's.
 
 Written here object by object (not copied); tests/kit compares the rendering
 with upstream's file, read from the Go module cache, object for object.
@@ -35,7 +36,8 @@ def _json_block(obj: dict) -> str:
     return json.dumps(obj, indent=2) + "\n"
 
 
-def objects(pod_cidr: str, flannel_image: str, cni_plugin_image: str, iface: str | None = None) -> list[dict]:
+def objects(pod_cidr: str, flannel_image: str, cni_plugin_image: str, iface: str | None = None,
+            iptables_resync: int | None = None) -> list[dict]:
     meta = lambda name, **extra: {"name": name, **extra}  # noqa: E731
     daemonset = {
         "apiVersion": "apps/v1", "kind": "DaemonSet",
@@ -63,7 +65,8 @@ def objects(pod_cidr: str, flannel_image: str, cni_plugin_image: str, iface: str
                     ],
                     "containers": [{
                         "name": "kube-flannel", "image": flannel_image, "command": ["/opt/bin/flanneld"],
-                        "args": ["--ip-masq", "--kube-subnet-mgr"] + ([f"--iface={iface}"] if iface else []),
+                        "args": ["--ip-masq", "--kube-subnet-mgr"] + ([f"--iface={iface}"] if iface else [])
+                                + ([f"--iptables-resync={iptables_resync}"] if iptables_resync else []),
                         "resources": {"requests": {"cpu": "100m", "memory": "50Mi"}},
                         "securityContext": {"privileged": False, "capabilities": {"add": ["NET_ADMIN", "NET_RAW"]}},
                         "env": [
@@ -108,6 +111,7 @@ def objects(pod_cidr: str, flannel_image: str, cni_plugin_image: str, iface: str
     ]
 
 
-def manifest(pod_cidr: str, flannel_image: str, cni_plugin_image: str, iface: str | None = None) -> str:
-    docs = objects(pod_cidr, flannel_image, cni_plugin_image, iface)
+def manifest(pod_cidr: str, flannel_image: str, cni_plugin_image: str, iface: str | None = None,
+             iptables_resync: int | None = None) -> str:
+    docs = objects(pod_cidr, flannel_image, cni_plugin_image, iface, iptables_resync)
     return "".join("---\n" + yaml.safe_dump(d, sort_keys=False) for d in docs)

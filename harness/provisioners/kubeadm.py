@@ -222,8 +222,11 @@ def _cluster_steps(install: InstallDef, ctx: InstallContext, make_step, fault_st
     out += fault_steps("before-cni")
     if install.cni == "flannel":
         out.append(make_step(cp, "write", "flannel manifest", write_command(FLANNEL_MANIFEST),
-                             content=flannel.manifest(install.pod_cidr, ctx.flannel_image, ctx.flannel_cni_image, LAB_NIC),
-                             note=f"flannel's objects, Network {install.pod_cidr}; --iface={LAB_NIC}: no default route"))
+                             content=flannel.manifest(install.pod_cidr, ctx.flannel_image, ctx.flannel_cni_image, LAB_NIC,
+                                                      ctx.tuning.flannel_iptables_resync or None),
+                             note=f"flannel's objects, Network {install.pod_cidr}; --iface={LAB_NIC}: no default route"
+                                  + (f"; --iptables-resync={ctx.tuning.flannel_iptables_resync}: the acceleration"
+                                     if ctx.tuning.flannel_iptables_resync else "")))
         out.append(make_step(cp, "run", "apply flannel", _retried(f"apply -f {FLANNEL_MANIFEST}"), timeout=600))
     if install.cni == "calico":
         # calico's images are quay.io's; the node image mirrors only what every cluster pulls, so

@@ -3,6 +3,7 @@ scenario's plan under KVM and under TCG differs in exactly those settings, a for
 type does not change the timings, and the record says which profile was used and why."""
 
 import json
+import re
 
 import pytest
 import yaml
@@ -63,6 +64,11 @@ TCG_JOIN_FIELDS = {
 }
 
 
+def flanneld_args(manifest: str) -> list[str]:
+    daemonset = next(d for d in yaml.safe_load_all(manifest) if d and d["kind"] == "DaemonSet")
+    return daemonset["spec"]["template"]["spec"]["containers"][0]["args"]
+
+
 @pytest.mark.parametrize("name", ["kubeadm-baseline", "flannel-no-brnetfilter"])
 def test_the_plans_under_kvm_and_tcg_differ_in_exactly_the_tcg_settings(name):
     tcg, kvm = planned(name, TCG), planned(name, KVM)
@@ -80,7 +86,13 @@ def test_the_plans_under_kvm_and_tcg_differ_in_exactly_the_tcg_settings(name):
     shared_tcg = [s for s in tcg if s not in only_tcg]
     assert [key(s) for s in shared_tcg] == [key(s) for s in kvm]
     changed = [(t, k) for t, k in zip(shared_tcg, kvm) if (t.content, t.note) != (k.content, k.note)]
-    assert sorted({t.name for t, _ in changed}) == ["kubeadm config", "kubeadm join config"]
+    assert sorted({t.name for t, _ in changed}) == ["flannel manifest", "kubeadm config", "kubeadm join config"]
+    # flannel's manifest differs only in flanneld's --iptables-resync
+    (tcg_flannel, kvm_flannel), = [(t, k) for t, k in changed if t.name == "flannel manifest"]
+    tcg_args, kvm_args = (flanneld_args(s.content) for s in (tcg_flannel, kvm_flannel))
+    assert tcg_args == kvm_args + [f"--iptables-resync={tuning.TCG_FLANNEL_IPTABLES_RESYNC}"]
+    assert re.sub(r"\n *- --iptables-resync=\d+", "", tcg_flannel.content) == kvm_flannel.content
+    changed = [(t, k) for t, k in changed if t.name != "flannel manifest"]
     for t, k in changed:
         fields = TCG_INIT_FIELDS if t.name == "kubeadm config" else TCG_JOIN_FIELDS
         tcg_fields, kvm_fields = config_fields(t), config_fields(k)
@@ -94,7 +106,7 @@ def test_the_plans_under_kvm_and_tcg_differ_in_exactly_the_tcg_settings(name):
 def test_under_kvm_no_tcg_value_reaches_a_guest():
     text = "\n".join(f"{s.command}\n{s.content}" for s in planned("kubeadm-baseline", KVM))
     for value in ("GOMAXPROCS", "asyncpreemptoff", "unsafe-no-fsync", "heartbeat-interval", "housekeeping",
-                  "leader-elect", "ECDSA", "kubelab-patches", "timeouts"):
+                  "leader-elect", "ECDSA", "kubelab-patches", "timeouts", "iptables-resync"):
         assert value not in text, value
 
 
