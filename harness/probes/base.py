@@ -22,6 +22,9 @@ PROBE_TIMEOUT = 60.0
 class Reading:
     value: Any
     text: str
+    # seconds until another read is worth it, when the probe knows better than its poll interval
+    # (a proof that found its pods not running yet: that read was one cheap list, not an exec)
+    again_in: float | None = None
 
 
 @dataclass(frozen=True)

@@ -207,6 +207,11 @@ class Events(ClusterProbe):
         return Reading(len(lines), "\n".join(lines))
 
 
+# A proof whose pods are not running yet read one pod list, not an exec: it looks again this soon,
+# so the proof starts within seconds of its pods (the exec's own 10 s interval applies after).
+NOT_RUNNING_AGAIN = 2.0
+
+
 class Dns(ClusterProbe):
     """DNS from inside a pod: `nslookup <name>` in kubelab's toolbox pod (created on
     first use). value: "answered" or "no answer"; text: nslookup's output."""
@@ -224,7 +229,8 @@ class Dns(ClusterProbe):
         cluster.ensure_probe_pod(TOOLBOX)
         pod = next(iter(cluster.pods(NAMESPACE, f"app={PROBE_POD}")), None)
         if pod is None or pod.status.phase != "Running":
-            return Reading("no answer", f"probe pod not running yet (phase {pod.status.phase if pod else 'absent'})")
+            return Reading("no answer", f"probe pod not running yet (phase {pod.status.phase if pod else 'absent'})",
+                           again_in=NOT_RUNNING_AGAIN)
         out = cluster.exec(NAMESPACE, PROBE_POD, ["nslookup", "-timeout=5", self.args["name"]])
         answered = "Address" in out.split("Name:", 1)[-1] if "Name:" in out else False
         return Reading("answered" if answered else "no answer", out)
@@ -270,7 +276,7 @@ class ServiceReachesPods(ClusterProbe):
         where = ", ".join(f"{p.metadata.name} on {p.spec.node_name}" for p in web)
         if len(web) < 2 or probe is None or probe.status.phase != "Running":
             return Reading(0, f"not ready: {len(web)} web pod(s) running ({where or 'none'}); probe pod "
-                              f"{probe.status.phase if probe else 'absent'}")
+                              f"{probe.status.phase if probe else 'absent'}", again_in=NOT_RUNNING_AGAIN)
         # `timeout`, not wget's own -T: Debian bookworm's busybox-static 1.35.0 (1:1.35.0-4+deb12u1)
         # segfaults in wget whenever -T is given (measured here: exit 139, with or without -q).
         loop = (f"for i in $(seq {self.args['requests']}); do timeout 5 wget -qO- "
@@ -302,7 +308,8 @@ class PodsReachPods(ClusterProbe):
         web, probe = _workload(cluster, WEB)
         web = [p for p in web if p.status.pod_ip]
         if not web or probe is None or probe.status.phase != "Running":
-            return Reading(0, f"not ready: {len(web)} web pod(s) running; probe pod {probe.status.phase if probe else 'absent'}")
+            return Reading(0, f"not ready: {len(web)} web pod(s) running; probe pod {probe.status.phase if probe else 'absent'}",
+                           again_in=NOT_RUNNING_AGAIN)
         # one line per pod: its IP, then what it answered (its name) or FAILED
         loop = "; ".join(f"echo {p.status.pod_ip} $(timeout 5 wget -qO- http://{p.status.pod_ip}:8080/ || echo FAILED)"
                          for p in web)

@@ -5,7 +5,8 @@ glance at a flapping state is not a success); it must first become true
 within `within`. A machine's probes poll a quarter second apart, so a
 condition is seen well within a second of becoming true; cluster probes poll
 every 5 to 10 s (each poll is API requests to a control plane with little
-CPU to spare under TCG).
+CPU to spare under TCG), except that a reading may ask to be taken again
+sooner (`Reading.again_in`: a proof whose pods are not running yet).
 """
 
 from __future__ import annotations
@@ -117,4 +118,4 @@ def evaluate(check: Check, remote, ctx: Context = Context(), clock=time.monotoni
             first_true = None
             if now - start >= check.within:
                 return Outcome(False, reading, matched, now - start, wall(), polls, command, exit_code)
-        sleep(probe.poll_interval or POLL)
+        sleep(reading.again_in or probe.poll_interval or POLL)

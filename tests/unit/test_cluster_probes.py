@@ -252,3 +252,36 @@ def test_the_cluster_reports_its_versions_through_the_api():
         "image of its pods")
     assert "flannel" not in cluster_versions.read(cluster, cni="none")["images"]
     assert cluster_versions.tag("localhost:5000/pause") == "" and cluster_versions.tag("a/b:1@sha256:0") == "1"
+
+
+def test_a_proof_whose_pods_are_not_running_yet_reads_again_sooner_than_its_exec_interval():
+    from harness.model import Check, ProbeRef
+    from harness.probes.cluster import NOT_RUNNING_AGAIN
+    from harness.scenario.checks import evaluate
+
+    pending = pod("kubelab-probe", phase="Pending")
+    web = [pod("kubelab-web-a", node_name="cp1", ip="10.244.0.5"), pod("kubelab-web-b", node_name="w1", ip="10.244.1.3")]
+    for kind in ("dns", "service-reaches-pods", "pods-reach-pods"):
+        assert read(kind, FakeCluster(pods=web + [pending])).again_in == NOT_RUNNING_AGAIN < make(kind, {}).poll_interval
+    # once the pods run, the read was an exec: the probe's own interval applies
+    answered = FakeCluster(pods=web + [pod("kubelab-probe")], exec_out="kubelab-web-a\nkubelab-web-b\n" * 10)
+    assert read("service-reaches-pods", answered).again_in is None
+
+    class Starting:  # two reads before the pods run, then the proof holds
+        poll_interval = make("service-reaches-pods", {}).poll_interval
+
+        def __init__(self):
+            self.clusters = [FakeCluster(pods=web + [pending])] * 2 + [answered]
+
+        def command(self, ctx):
+            return ""
+
+        def observe(self, remote, command):
+            return make("service-reaches-pods", {}).observe(self.clusters.pop(0), command)
+
+    slept, now = [], [0.0]
+    check = Check(name="proof", probe=ProbeRef("service-reaches-pods", {}), equals=2, within=600.0)
+    outcome = evaluate(check, None, probe=Starting(), clock=lambda: now[0],
+                       sleep=lambda s: (slept.append(s), now.__setitem__(0, now[0] + s)))
+    assert outcome.met and outcome.polls == 3
+    assert slept == [NOT_RUNNING_AGAIN, NOT_RUNNING_AGAIN]
