@@ -196,6 +196,11 @@ def load_kit(version: KubeVersion) -> dict:
         raise KitNotBuilt(f"no kit for Kubernetes {version}: `invoke artifacts.build --kubernetes {version}`") from None
 
 
+def host_kubectl(kit: dict) -> Path:
+    """The kit's kubectl in the file server's tree (`file_links`): it runs on the host too."""
+    return Path(kit["files"]) / f"release/{kit['kubernetes']}/bin/linux/amd64/kubectl"
+
+
 def kit_entry(kit: dict, component: str) -> store.Entry:
     """A component's store entry, verified; a damaged one is an error naming the fix."""
     key = kit["components"][component]["key"]

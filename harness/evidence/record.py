@@ -54,6 +54,16 @@ def _json_value(value):
     return str(value)
 
 
+
+def private_path(directory: Path, name: str) -> Path:
+    """Where a run in `directory` keeps a secret file (`write_private`)."""
+    return directory / "private" / name
+
+
+def fetched_name(machine: str, remote_path: str) -> str:
+    """The name a file fetched from a machine is kept under: `<machine>-<its file name>`."""
+    return f"{machine}-{remote_path.rsplit('/', 1)[-1]}"
+
 class RunRecord:
     def __init__(self, directory: Path, data: dict):
         self.directory = directory
@@ -123,7 +133,7 @@ class RunRecord:
     # -- steps and observations -------------------------------------------
     def write_private(self, name: str, text: str) -> Path:
         """A secret the harness needs (admin.conf): private/, mode 600, never rendered."""
-        path = self.directory / "private" / name
+        path = private_path(self.directory, name)
         write_atomic(path, text, mode=0o600)
         path.parent.chmod(0o700)
         return path

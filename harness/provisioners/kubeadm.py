@@ -9,7 +9,7 @@
     workers         join config -> `kubeadm join`
     [faults armed before-cni]
     control plane   the CNI: flannel's manifest (provisioners/flannel.py) or calico's
-                    (cni/calico.py) -> kubectl apply
+                    (cni/calico.py) -> kubectl apply (under TCG from the host: HostApply)
 
 A scenario whose fault stops `kubeadm init` (ip_forward, swap) ends the track at
 init, expected to fail; its recovery reinstalls: `kubeadm reset`, init, joins, CNI.
@@ -21,10 +21,14 @@ dry-run shows them as they are.
 
 from __future__ import annotations
 
+import os
 import secrets
+import shlex
 import string
 from dataclasses import dataclass
+from pathlib import Path
 
+from ..host_command import HOST, HostCommand
 from ..model import InstallDef
 from ..node import containerd_config
 from ..remote.file_write import write_command
@@ -57,6 +61,18 @@ def teed(command: str, log: str) -> str:
 
 
 @dataclass(frozen=True)
+class HostApply:
+    """The CNI's manifest applied from the host, where the acceleration asks for it
+    (Tuning.cni_apply_from_host): with the kit's kubectl and the admin.conf the run fetched,
+    the manifest written in the run's folder. Under TCG a kubectl in the guest is a Go program
+    started under emulation on the control plane that is still coming up: measured, `apply
+    flannel` took 35 s there."""
+    kubectl: Path
+    kubeconfig: Path  # the run's private copy of the control plane's admin.conf
+    folder: Path  # the run's install folder
+
+
+@dataclass(frozen=True)
 class InstallContext:
     roles: dict[str, str]  # machine -> role, in lab order
     ips: dict[str, str]  # machine -> address ("<ip of X>" in a dry-run before the lab exists)
@@ -68,6 +84,7 @@ class InstallContext:
     token: str
     tuning: Tuning  # what the lab's acceleration asks of the cluster (harness/tuning.py)
     cni_manifest: str = ""  # a CNI's manifest kubelab does not render (calico: upstream's, harness/cni/calico.py)
+    host_apply: HostApply | None = None  # the CNI applied from the host, not the control plane
 
     @property
     def control_plane(self) -> str:
@@ -221,30 +238,51 @@ def _cluster_steps(install: InstallDef, ctx: InstallContext, make_step, fault_st
                              timeout=JOIN_TIMEOUT))
     out += fault_steps("before-cni")
     if install.cni == "flannel":
-        out.append(make_step(cp, "write", "flannel manifest", write_command(FLANNEL_MANIFEST),
-                             content=flannel.manifest(install.pod_cidr, ctx.flannel_image, ctx.flannel_cni_image, LAB_NIC,
-                                                      ctx.tuning.flannel_iptables_resync or None),
-                             note=f"flannel's objects, Network {install.pod_cidr}; --iface={LAB_NIC}: no default route"
-                                  + (f"; --iptables-resync={ctx.tuning.flannel_iptables_resync}: the acceleration"
-                                     if ctx.tuning.flannel_iptables_resync else "")))
-        out.append(make_step(cp, "run", "apply flannel", _retried(f"apply -f {FLANNEL_MANIFEST}"), timeout=600))
+        out += _apply(make_step, ctx, "flannel", FLANNEL_MANIFEST,
+                      flannel.manifest(install.pod_cidr, ctx.flannel_image, ctx.flannel_cni_image, LAB_NIC,
+                                       ctx.tuning.flannel_iptables_resync or None),
+                      f"flannel's objects, Network {install.pod_cidr}; --iface={LAB_NIC}: no default route"
+                      + (f"; --iptables-resync={ctx.tuning.flannel_iptables_resync}: the acceleration"
+                         if ctx.tuning.flannel_iptables_resync else ""))
     if install.cni == "calico":
         # calico's images are quay.io's; the node image mirrors only what every cluster pulls, so
         # the lab registry is named for quay.io here (containerd reads hosts.toml at each pull)
         out += [make_step(m, "write", "containerd mirror for quay.io", write_command(mirror.hosts_path("quay.io")),
                           content=mirror.hosts_toml("quay.io", mirror.LAB_REGISTRY), note="calico's images")
                 for m in ctx.roles]
-        out.append(make_step(cp, "write", "calico manifest", write_command(CALICO_MANIFEST), content=ctx.cni_manifest,
-                             note=f"upstream's calico-vxlan.yaml at the tag, CALICO_IPV4POOL_CIDR {install.pod_cidr}"))
         # server-side: calico's CRDs are too large for the annotation a client-side apply writes
         # (calico's install docs use `kubectl create` for the same reason)
-        out.append(make_step(cp, "run", "apply calico", _retried(f"apply --server-side -f {CALICO_MANIFEST}"),
-                             timeout=600))
+        out += _apply(make_step, ctx, "calico", CALICO_MANIFEST, ctx.cni_manifest,
+                      f"upstream's calico-vxlan.yaml at the tag, CALICO_IPV4POOL_CIDR {install.pod_cidr}",
+                      server_side=True)
     return out
 
 
-def _retried(kubectl_args: str) -> str:
+def _apply(make_step, ctx: InstallContext, cni: str, guest_path: str, manifest: str, note: str,
+           server_side: bool = False) -> list:
+    """The CNI's manifest written, then applied: on the control plane, or from the host."""
+    flags = "--server-side " if server_side else ""
+    cp = ctx.control_plane
+    h = ctx.host_apply
+    if h is None:
+        return [make_step(cp, "write", f"{cni} manifest", write_command(guest_path), content=manifest, note=note),
+                make_step(cp, "run", f"apply {cni}", _retried(f"{KUBECTL} apply {flags}-f {guest_path}"),
+                          timeout=600)]
+    # in the run's install folder, the kit's kubectl first on PATH: names relative to it
+    name = Path(guest_path).name
+    path = h.folder / name
+    kubeconfig = os.path.relpath(h.kubeconfig, h.folder)
+    # its discovery cache in the run's folder too, not the host's ~/.kube
+    kubectl = f"kubectl --kubeconfig {shlex.quote(kubeconfig)} --cache-dir kubectl-cache"
+    command = HostCommand(argv=("sh", "-c", _retried(f"{kubectl} apply {flags}-f {shlex.quote(name)}")),
+                          cwd=h.folder, path_prefix=str(h.kubectl.parent))
+    return [make_step(HOST, "host-write", f"{cni} manifest", str(path), content=manifest, note=note),
+            make_step(HOST, "host-run", f"apply {cni}", "", host=command, timeout=600,
+                      note=f"from the host, with the kit's kubectl and {cp}'s admin.conf (the acceleration)")]
+
+
+def _retried(command: str) -> str:
     """A CNI's apply, retried for 5 minutes: right after init the API server may still restart
     (under TCG, or with a cgroup-driver mismatch on containerd 1.x, where the kubelet's restart at
     the end of init recreates every static pod), and a refused apply is not the scenario's point."""
-    return retried(f"{KUBECTL} {kubectl_args}")
+    return retried(command)

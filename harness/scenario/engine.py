@@ -22,7 +22,7 @@ from pathlib import Path
 from .. import host, host_command, signals
 from ..errors import HarnessError, MachineTimeout, PhaseError
 from ..facts import derive as derive_facts
-from ..evidence.record import RunRecord
+from ..evidence.record import RunRecord, fetched_name
 from ..model import CLUSTER, PHASES, Scenario
 from ..probes import Context
 from ..probes import make as make_probe
@@ -68,11 +68,13 @@ def lab_name(scenario: str) -> str:
 
 class Engine:
     def __init__(self, scenario: Scenario, options: Options, labs, progress: Progress | None = None,
-                 clock=time.monotonic, sleep=time.sleep, cluster_client=None, kit=None):
+                 clock=time.monotonic, sleep=time.sleep, cluster_client=None, kit=None, host_run=None):
         self.scenario = scenario
-        # injectable for tests: the cluster's API client (built from admin.conf) and the kit record
+        # injectable for tests: the cluster's API client (built from admin.conf), the kit record,
+        # and what runs a host step's command
         self.cluster_client_factory = cluster_client
         self.kit = kit
+        self.host_run = host_run or host_command.run
         self.options = options
         self.labs = labs  # provider: up(scenario, suite, name, progress) -> lab handle
         self.progress = progress or Progress()
@@ -374,7 +376,7 @@ class Engine:
             if play is not None and play.feed(line):
                 self.progress.update(play.live())
 
-        result = host_command.run(step.host, step.timeout, on_line=said)
+        result = self.host_run(step.host, step.timeout, on_line=said)
         self.record.step(step.phase, step.name, HOST, result)
         if play is not None:  # per-task times, the recap and each failure with its host and message
             play.finish()
@@ -416,7 +418,7 @@ class Engine:
         if not result.ok:
             raise PhaseError(f"{step.phase}: `{step.command}` on {step.machine} exited {result.exit_code}"
                              + result.tail_block(4))
-        path = self.record.write_private(f"{step.machine}-{step.command.rsplit('/', 1)[-1]}", result.stdout)
+        path = self.record.write_private(fetched_name(step.machine, step.command), result.stdout)
         self.record.step(step.phase, step.name, step.machine, replace(result, stdout=f"(kept in {path}, mode 600)\n"))
         if step.name == "admin.conf":  # a rebuilt cluster has a new CA: a new client
             self.kubeconfig, self._cluster = path, None

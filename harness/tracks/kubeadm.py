@@ -3,6 +3,8 @@ the engine and dry-run ask the track for."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from ..model import InstallDef, Scenario
 from .base import Track
 
@@ -48,11 +50,12 @@ class KubeadmTrack(Track):
         from ..provisioners.kubeadm import InstallContext, new_token
 
         kit = kit or kits.load_kit(KubeVersion.parse(scenario.install.kubernetes))
+        host_apply = _host_apply(tuned, roles, kits.host_kubectl(kit), workdir or Path("install"))
         return InstallContext(
             roles=roles, ips={m: lab.ip(m) for m in roles}, facts=facts, gateway=lab.gateway,
             pause_image=next(r for r in kit["kubeadm_images"] if "/pause:" in r),
             flannel_image=kits.FLANNEL_IMAGE, flannel_cni_image=kits.FLANNEL_CNI_IMAGE, token=new_token(),
-            tuning=tuned, cni_manifest=_cni_manifest(scenario.install, tuned))
+            tuning=tuned, cni_manifest=_cni_manifest(scenario.install, tuned), host_apply=host_apply)
 
     def dry_context(self, scenario: Scenario, facts: dict | None, tuned):
         from ..artifacts import kit as kits
@@ -60,17 +63,21 @@ class KubeadmTrack(Track):
         from ..errors import HarnessError
         from ..provisioners.kubeadm import InstallContext
 
+        version = scenario.install.kubernetes
+        kubectl = Path(f"<the kit's files>/release/v{version}/bin/linux/amd64/kubectl")
         try:
-            kit = kits.load_kit(KubeVersion.parse(scenario.install.kubernetes))
+            kit = kits.load_kit(KubeVersion.parse(version))
             pause = next(r for r in kit["kubeadm_images"] if "/pause:" in r)
+            kubectl = kits.host_kubectl(kit)
         except HarnessError:
             pause = "registry.k8s.io/pause:<the tag kubeadm lists; `invoke artifacts.build` makes this exact>"
         roles = scenario.lab.roles()
+        host_apply = _host_apply(tuned, roles, kubectl, Path("<run folder>/install"))
         return InstallContext(roles=roles, ips={m: f"<address of {m}>" for m in roles},
                               facts={m: facts or {} for m in roles}, gateway="<the lab network's host address>",
                               pause_image=pause, flannel_image=kits.FLANNEL_IMAGE,
                               flannel_cni_image=kits.FLANNEL_CNI_IMAGE, token="<a new bootstrap token>",
-                              tuning=tuned, cni_manifest=_dry_cni_manifest(scenario.install))
+                              tuning=tuned, cni_manifest=_dry_cni_manifest(scenario.install), host_apply=host_apply)
 
     def steps(self, install: InstallDef, ctx, make_step, at_point, init_may_fail: bool = False) -> list:
         from ..provisioners import kubeadm
@@ -81,6 +88,19 @@ class KubeadmTrack(Track):
         from ..provisioners import kubeadm
 
         return kubeadm.reinstall_steps(install, ctx, make_step, rebuild=rebuild, new_ranges=new_ranges)
+
+
+def _host_apply(tuned, roles: dict[str, str], kubectl: Path, workdir: Path):
+    """Where the acceleration asks for it, the CNI applied from the host: the kit's kubectl, the
+    copy of the control plane's admin.conf the run keeps, the manifest in the run's install folder."""
+    if not tuned.cni_apply_from_host:
+        return None
+    from ..evidence.record import fetched_name, private_path
+    from ..provisioners.kubeadm import ADMIN_CONF, HostApply
+
+    cp = next(m for m, r in roles.items() if r == "control-plane")
+    return HostApply(kubectl=kubectl, folder=workdir,
+                     kubeconfig=private_path(workdir.parent, fetched_name(cp, ADMIN_CONF)))
 
 
 def _cni_manifest(install: InstallDef, tuned) -> str:

@@ -23,12 +23,14 @@ from harness.scenario.plan import BOOT_ID
 from tests.unit.test_cluster_probes import CONTROL_PLANE_PODS, FakeCluster, node, pod
 from tests.unit.test_dryrun import assert_sent_as_printed
 from tests.unit.test_engine import SID_FACTS, FakeClock
+from tests.unit.host_commands import host_commands  # noqa: F401 - autouse: no host command runs here
 
 HASH = "sha256:" + "ab" * 32
 INIT_OUT = ("Your Kubernetes control-plane has initialized successfully!\n\n"
             "kubeadm join 192.0.2.10:6443 --token abcdef.0123456789abcdef \\\n"
             f"\t--discovery-token-ca-cert-hash {HASH} \n")
-KIT = {"kubernetes": f"v{DEFAULT_KUBERNETES}", "kubeadm_images": ["registry.k8s.io/pause:3.10.2"]}
+KIT = {"kubernetes": f"v{DEFAULT_KUBERNETES}", "kubeadm_images": ["registry.k8s.io/pause:3.10.2"],
+       "files": "/var/cache/kubelab/artifacts/files/test-kit"}  # a kit record, as artifacts.build writes it
 
 
 class Machine:
@@ -140,11 +142,19 @@ def test_admin_conf_stays_private(tmp_path):
         assert "kind: Config" not in (result.directory / report).read_text()
 
 
-def test_flannel_gets_the_pod_cidr_and_the_lab_interface(tmp_path):
+def test_flannel_gets_the_pod_cidr_and_the_lab_interface(tmp_path, host_commands):
     """No default route in the lab: flanneld is told its interface; under TCG (this fake lab's
-    acceleration) its iptables check is also spaced out (test_tuning: only that differs from KVM)."""
-    _, lab = run(False, tmp_path)
-    docs = list(yaml.safe_load_all(next(v for k, v in lab.remotes["cp1"].stdin.items() if "flannel" in k)))
+    acceleration) its iptables check is also spaced out (test_tuning: only that differs from KVM),
+    and the manifest is applied from the host, with the kit's kubectl and the run's admin.conf."""
+    result, lab = run(False, tmp_path)
+    assert not [k for k in lab.remotes["cp1"].stdin if "flannel" in k]
+    folder = result.directory / "install"
+    (apply,) = host_commands.ran
+    assert apply.cwd == folder and apply.path_prefix == f"{KIT['files']}/release/{KIT['kubernetes']}/bin/linux/amd64"
+    assert "kubectl --kubeconfig ../private/cp1-admin.conf --cache-dir kubectl-cache apply -f kube-flannel.yml" \
+        in apply.argv[2]
+    assert (folder / "../private/cp1-admin.conf").resolve().read_text() == "apiVersion: v1\nkind: Config\n"
+    docs = list(yaml.safe_load_all((folder / "kube-flannel.yml").read_text()))
     daemonset = next(d for d in docs if d and d["kind"] == "DaemonSet")
     assert daemonset["spec"]["template"]["spec"]["containers"][0]["args"] == [
         "--ip-masq", "--kube-subnet-mgr", "--iface=eth0", f"--iptables-resync={tuning.TCG_FLANNEL_IPTABLES_RESYNC}"]

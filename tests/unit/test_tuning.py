@@ -9,7 +9,10 @@ import pytest
 import yaml
 
 from harness import tuning
+from harness.host_command import HOST
 from harness.machines import accel
+from harness.remote.retried import retried
+from tests.unit.host_commands import host_commands  # noqa: F401 - autouse: no host command runs here
 from harness.scenario import dryrun
 from harness.scenario.engine import Engine, Options
 from harness.scenario.files import find
@@ -72,6 +75,22 @@ def flanneld_args(manifest: str) -> list[str]:
 @pytest.mark.parametrize("name", ["kubeadm-baseline", "flannel-no-brnetfilter"])
 def test_the_plans_under_kvm_and_tcg_differ_in_exactly_the_tcg_settings(name):
     tcg, kvm = planned(name, TCG), planned(name, KVM)
+    # TCG applies flannel from the host: the same manifest but for flanneld's --iptables-resync,
+    # and the same retried apply, with the kit's kubectl and the run's copy of admin.conf
+    cni = lambda steps: [s for s in steps if s.name in ("flannel manifest", "apply flannel")]  # noqa: E731
+    (tcg_write, tcg_apply), (kvm_write, kvm_apply) = cni(tcg), cni(kvm)
+    assert [(s.machine, s.action) for s in (tcg_write, tcg_apply)] == [(HOST, "host-write"), (HOST, "host-run")]
+    assert [(s.machine, s.action) for s in (kvm_write, kvm_apply)] == [("cp1", "write"), ("cp1", "run")]
+    tcg_args, kvm_args = (flanneld_args(s.content) for s in (tcg_write, kvm_write))
+    assert tcg_args == kvm_args + [f"--iptables-resync={tuning.TCG_FLANNEL_IPTABLES_RESYNC}"]
+    assert re.sub(r"\n *- --iptables-resync=\d+", "", tcg_write.content) == kvm_write.content
+    assert tcg_write.command == "<run folder>/install/kube-flannel.yml"
+    assert kvm_apply.command == retried("kubectl --kubeconfig /etc/kubernetes/admin.conf apply -f /root/kube-flannel.yml")
+    assert tcg_apply.host.argv == ("sh", "-c", retried(
+        "kubectl --kubeconfig ../private/cp1-admin.conf --cache-dir kubectl-cache apply -f kube-flannel.yml"))
+    assert (str(tcg_apply.host.cwd), tcg_apply.timeout) == ("<run folder>/install", kvm_apply.timeout)
+    assert tcg_apply.host.path_prefix.endswith("/bin/linux/amd64")
+    tcg, kvm = [s for s in tcg if s not in cni(tcg)], [s for s in kvm if s not in cni(kvm)]
     key = lambda s: (s.phase, s.machine, s.name, s.command)  # noqa: E731
     only_tcg = [s for s in tcg if key(s) not in {key(k) for k in kvm}]
     assert not [s for s in kvm if key(s) not in {key(t) for t in tcg}]  # KVM adds nothing
@@ -86,13 +105,7 @@ def test_the_plans_under_kvm_and_tcg_differ_in_exactly_the_tcg_settings(name):
     shared_tcg = [s for s in tcg if s not in only_tcg]
     assert [key(s) for s in shared_tcg] == [key(s) for s in kvm]
     changed = [(t, k) for t, k in zip(shared_tcg, kvm) if (t.content, t.note) != (k.content, k.note)]
-    assert sorted({t.name for t, _ in changed}) == ["flannel manifest", "kubeadm config", "kubeadm join config"]
-    # flannel's manifest differs only in flanneld's --iptables-resync
-    (tcg_flannel, kvm_flannel), = [(t, k) for t, k in changed if t.name == "flannel manifest"]
-    tcg_args, kvm_args = (flanneld_args(s.content) for s in (tcg_flannel, kvm_flannel))
-    assert tcg_args == kvm_args + [f"--iptables-resync={tuning.TCG_FLANNEL_IPTABLES_RESYNC}"]
-    assert re.sub(r"\n *- --iptables-resync=\d+", "", tcg_flannel.content) == kvm_flannel.content
-    changed = [(t, k) for t, k in changed if t.name != "flannel manifest"]
+    assert sorted({t.name for t, _ in changed}) == ["kubeadm config", "kubeadm join config"]
     for t, k in changed:
         fields = TCG_INIT_FIELDS if t.name == "kubeadm config" else TCG_JOIN_FIELDS
         tcg_fields, kvm_fields = config_fields(t), config_fields(k)
@@ -219,6 +232,7 @@ def test_a_kvm_run_sends_what_dry_run_prints_and_records_upstreams_defaults(tmp_
         "timeouts": {}, "leader_election": {}, "etcd": {}, "encryption_algorithm": "", "static_pod_patches": {},
         "go_runtime": {}, "kubelet_args": {}, "containerd_cri": {}}
     assert install["guests"] == {"kernel_args": [], "tb_cache_mib": 0, "cpu_shares": {}, "boot_in_turn": False}
+    assert (install["flannel_iptables_resync_s"], install["cni_applied_from"]) == (None, "the control plane")
     assert "KVM: measured: a test kernel booted under KVM in 1.1s" in (result.directory / "report.md").read_text()
 
 
@@ -232,6 +246,8 @@ def test_a_tcg_run_records_the_tcg_profile_and_why(tmp_path):
     assert "TCG (software emulation)" in install["tuning_reason"]
     assert install["guests"] == {"kernel_args": list(tuning.TCG_KERNEL_ARGS), "tb_cache_mib": 2048,
                                  "cpu_shares": tuning.CPU_SHARES, "boot_in_turn": True}
+    assert install["flannel_iptables_resync_s"] == tuning.TCG_FLANNEL_IPTABLES_RESYNC
+    assert install["cni_applied_from"] == "the host"
 
 
 def test_a_report_names_the_acceleration_and_why_also_for_an_older_lab_state():
