@@ -1,10 +1,9 @@
 """The host's side of a scripted kubeadm run: under TCG the CNI's manifest is applied from the
 host with the kit's kubectl (provisioners/kubeadm.py HostApply). Tests on scripted machines record
-that command and answer it as done: nothing runs on the test host, which has no such cluster."""
+that command and answer it as done (Engine's `host_run`): nothing runs on the test host, which has
+no such cluster."""
 
 import time
-
-import pytest
 
 from harness.remote.result import CommandResult
 
@@ -18,10 +17,3 @@ class HostCommands:
     def __call__(self, cmd, timeout, on_line=None, clock=None):
         self.ran.append(cmd)
         return CommandResult("host", cmd.shown(), 0, "daemonset.apps/kube-flannel-ds created\n", "", time.time(), 0.1)
-
-
-@pytest.fixture(autouse=True)
-def host_commands(monkeypatch):
-    ran = HostCommands()
-    monkeypatch.setattr("harness.host_command.run", ran)
-    return ran

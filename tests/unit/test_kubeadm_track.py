@@ -5,6 +5,7 @@ import json
 import time
 import tomllib
 from dataclasses import replace
+from functools import cached_property
 
 import pytest
 import yaml
@@ -22,8 +23,8 @@ from harness.scenario.load import load
 from harness.scenario.plan import BOOT_ID
 from tests.unit.test_cluster_probes import CONTROL_PLANE_PODS, FakeCluster, node, pod
 from tests.unit.test_dryrun import assert_sent_as_printed
+from tests.unit.host_commands import HostCommands
 from tests.unit.test_engine import SID_FACTS, FakeClock
-from tests.unit.host_commands import host_commands  # noqa: F401 - autouse: no host command runs here
 
 HASH = "sha256:" + "ab" * 32
 INIT_OUT = ("Your Kubernetes control-plane has initialized successfully!\n\n"
@@ -63,6 +64,10 @@ class TwoNodeLab:
     def __init__(self):
         self.remotes = {"cp1": Machine("cp1"), "w1": Machine("w1")}
 
+    @cached_property
+    def host_commands(self):  # the host's side: under TCG the CNI is applied from there
+        return HostCommands()
+
     machines = property(lambda self: list(self.remotes))
     remote = lambda self, m: self.remotes[m]  # noqa: E731
     ip = lambda self, m: {"cp1": "192.0.2.10", "w1": "192.0.2.11"}[m]  # noqa: E731
@@ -100,7 +105,7 @@ def run(control, tmp_path):
     lab = TwoNodeLab()
     clock = FakeClock()
     result = Engine(load(find("kubeadm-baseline")), Options(runs_root=tmp_path / "runs", control=control),
-                    Labs(lab), clock=clock, sleep=clock.sleep, cluster_client=healthy_cluster, kit=KIT).run()
+                    Labs(lab), clock=clock, sleep=clock.sleep, cluster_client=healthy_cluster, kit=KIT, host_run=lab.host_commands).run()
     return result, lab
 
 
@@ -142,14 +147,14 @@ def test_admin_conf_stays_private(tmp_path):
         assert "kind: Config" not in (result.directory / report).read_text()
 
 
-def test_flannel_gets_the_pod_cidr_and_the_lab_interface(tmp_path, host_commands):
+def test_flannel_gets_the_pod_cidr_and_the_lab_interface(tmp_path):
     """No default route in the lab: flanneld is told its interface; under TCG (this fake lab's
     acceleration) its iptables check is also spaced out (test_tuning: only that differs from KVM),
     and the manifest is applied from the host, with the kit's kubectl and the run's admin.conf."""
     result, lab = run(False, tmp_path)
     assert not [k for k in lab.remotes["cp1"].stdin if "flannel" in k]
     folder = result.directory / "install"
-    (apply,) = host_commands.ran
+    (apply,) = lab.host_commands.ran
     assert apply.cwd == folder and apply.path_prefix == f"{KIT['files']}/release/{KIT['kubernetes']}/bin/linux/amd64"
     assert "kubectl --kubeconfig ../private/cp1-admin.conf --cache-dir kubectl-cache apply -f kube-flannel.yml" \
         in apply.argv[2]
@@ -194,7 +199,7 @@ def test_an_absent_check_on_the_init_log_is_one_console_line_and_the_whole_log_i
     lab, clock = TwoNodeLab(), FakeClock()
     lab.remotes = {m: LoggedInit(m) for m in lab.remotes}
     result = Engine(load(find("flannel-no-brnetfilter")), Options(runs_root=tmp_path / "runs"), Labs(lab),
-                    clock=clock, sleep=clock.sleep, cluster_client=healthy_cluster, kit=KIT).run()
+                    clock=clock, sleep=clock.sleep, cluster_client=healthy_cluster, kit=KIT, host_run=lab.host_commands).run()
     console = [line for line in capsys.readouterr().err.splitlines() if "init-has-no-br-netfilter-check" in line]
     assert [line.split("] ", 1)[1] for line in console] == [
         "expect: init-has-no-br-netfilter-check on cp1: met: "
@@ -216,7 +221,7 @@ def test_a_cluster_that_does_not_answer_is_recorded_as_not_read(tmp_path):
     lab, clock = TwoNodeLab(), FakeClock()
     healthy = healthy_cluster(None)
     result = Engine(load(find("kubeadm-baseline")), Options(runs_root=tmp_path / "runs"), Labs(lab),
-                    clock=clock, sleep=clock.sleep, kit=KIT,
+                    clock=clock, sleep=clock.sleep, kit=KIT, host_run=lab.host_commands,
                     cluster_client=lambda kubeconfig: NoVersion(nodes=healthy._nodes, pods=healthy._pods,
                                                                 exec_out=healthy._exec)).run()
     record = json.loads((result.directory / "run.json").read_text())
@@ -281,7 +286,7 @@ def test_an_init_the_fault_stops_is_an_expected_failure_then_the_reinstall_recov
     lab, clock = OneNodeLab(), FakeClock()
     scenario = load(find("ip-forward-preflight"))
     result = Engine(scenario, Options(runs_root=tmp_path / "runs"), Labs(lab), clock=clock, sleep=clock.sleep,
-                    cluster_client=one_node_cluster, kit=KIT).run()
+                    cluster_client=one_node_cluster, kit=KIT, host_run=lab.host_commands).run()
     assert result.exit_code == 0, result.reason
     console = capsys.readouterr().err.splitlines()
     # a step that did not exit 0 has its own line (a quick one that did, only the live line)
@@ -312,7 +317,7 @@ def test_an_init_that_fails_unexpectedly_is_still_a_harness_failure(tmp_path):
     lab, clock = TwoNodeLab(), FakeClock()
     lab.remotes["cp1"] = InitBreaks("cp1")
     result = Engine(load(find("kubeadm-baseline")), Options(runs_root=tmp_path / "runs"), Labs(lab), clock=clock,
-                    sleep=clock.sleep, cluster_client=healthy_cluster, kit=KIT).run()
+                    sleep=clock.sleep, cluster_client=healthy_cluster, kit=KIT, host_run=lab.host_commands).run()
     assert result.exit_code == 2 and "kubeadm init" in result.reason
 
 
@@ -469,7 +474,7 @@ def test_a_gated_cluster_check_is_decided_by_the_control_planes_versions(tmp_pat
     lab, clock = TwoNodeLab(), FakeClock()
     lab.remotes = {"cp1": Trixie("cp1")}
     result = Engine(load(find("cgroup-driver-mismatch")), Options(runs_root=tmp_path / "runs"), Labs(lab),
-                    clock=clock, sleep=clock.sleep, cluster_client=one_node_cluster, kit=KIT).run()
+                    clock=clock, sleep=clock.sleep, cluster_client=one_node_cluster, kit=KIT, host_run=lab.host_commands).run()
     record = json.loads((result.directory / "run.json").read_text())
     assert result.exit_code != 2, result.reason
     gated = next(o for o in record["observations"] if o["check"] == "node-stays-ready-on-cgroupfs")
@@ -533,7 +538,7 @@ def test_a_control_run_of_each_cluster_scenario_sends_exactly_what_dry_run_print
         monkeypatch.setattr(calico, "upstream_manifest", lambda version=calico.VERSION: UPSTREAM_SHAPE)
     lab, clock = ScenarioLab(scenario), FakeClock()
     result = Engine(scenario, Options(runs_root=tmp_path / "runs", control=True), Labs(lab), clock=clock,
-                    sleep=clock.sleep, cluster_client=healthy_cluster, kit=KIT).run()
+                    sleep=clock.sleep, cluster_client=healthy_cluster, kit=KIT, host_run=lab.host_commands).run()
     record = json.loads((result.directory / "run.json").read_text())
     assert [p["status"] for p in record["phases"] if p["status"] not in ("ok", "skipped")] == [], result.reason
     facts = parse_facts(CommandResult("cp1", FACTS_COMMAND, 0, SID_FACTS[1], "", 0, 0))
@@ -558,7 +563,7 @@ def test_a_bug_in_a_cluster_probe_is_an_internal_error_not_an_api_that_is_down(t
     lab, clock = TwoNodeLab(), FakeClock()
     result = Engine(load(find("kubeadm-baseline")), Options(runs_root=tmp_path / "runs"), Labs(lab),
                     clock=clock, sleep=clock.sleep, cluster_client=lambda kubeconfig: BrokenCluster(),
-                    kit=KIT).run()
+                    kit=KIT, host_run=lab.host_commands).run()
     assert (result.exit_code, result.result) == (2, "error"), result.reason
     assert "internal error: AttributeError" in result.reason
     record = json.loads((result.directory / "run.json").read_text())

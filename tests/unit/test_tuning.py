@@ -12,7 +12,6 @@ from harness import tuning
 from harness.host_command import HOST
 from harness.machines import accel
 from harness.remote.retried import retried
-from tests.unit.host_commands import host_commands  # noqa: F401 - autouse: no host command runs here
 from harness.scenario import dryrun
 from harness.scenario.engine import Engine, Options
 from harness.scenario.files import find
@@ -215,7 +214,7 @@ def test_a_kvm_run_sends_what_dry_run_prints_and_records_upstreams_defaults(tmp_
     lab, clock = KvmLab(), FakeClock()
     scenario = load(find("kubeadm-baseline"))
     result = Engine(scenario, Options(runs_root=tmp_path / "runs"), Labs(lab), clock=clock, sleep=clock.sleep,
-                    cluster_client=healthy_cluster, kit=KIT).run()
+                    cluster_client=healthy_cluster, kit=KIT, host_run=lab.host_commands).run()
     assert result.exit_code != 2, result.reason  # the scripted cluster answers only some checks
     monkeypatch.setattr(dryrun, "image_facts", lambda suite, containerd="", recipe="debian": FACTS)
     monkeypatch.setattr("harness.artifacts.kit.load_kit", lambda version: KIT)
@@ -239,7 +238,7 @@ def test_a_kvm_run_sends_what_dry_run_prints_and_records_upstreams_defaults(tmp_
 def test_a_tcg_run_records_the_tcg_profile_and_why(tmp_path):
     lab, clock = TwoNodeLab(), FakeClock()
     result = Engine(load(find("kubeadm-baseline")), Options(runs_root=tmp_path / "runs"), Labs(lab), clock=clock,
-                    sleep=clock.sleep, cluster_client=healthy_cluster, kit=KIT).run()
+                    sleep=clock.sleep, cluster_client=healthy_cluster, kit=KIT, host_run=lab.host_commands).run()
     install = json.loads((result.directory / "run.json").read_text())["install"]
     assert install["tuning"] == "tcg" and install["etcd"] == tuning.TCG_ETCD
     assert install["static_pod_patches"] == tuning.tcg_patches() and install["go_runtime"] == tuning.TCG_GO_ENV
