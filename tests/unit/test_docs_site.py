@@ -143,6 +143,9 @@ def test_a_scenario_page_shows_the_committed_books_verbatim_lines(browser, serve
     assert "br-netfilter-missing" in lines  # the host chapter's book is committed
     assert "sysctl: cannot stat /proc/sys/net/bridge/bridge-nf-call-iptables: No such file or directory" \
         in lines["br-netfilter-missing"]
+    # the kubeadm chapter's book: flanneld's own line (flannel main.go v0.28.4) on flannel-no-brnetfilter's page
+    assert any("Failed to check br_netfilter: stat /proc/sys/net/bridge/bridge-nf-call-iptables: no such file or "
+               "directory" in line for line in lines["flannel-no-brnetfilter"])
     for scenario, quoted in lines.items():
         page, _ = _open(browser, f"{served}/scenarios/{scenario}/")
         evidence = " ".join(page.inner_text("article").split())  # as displayed: tabs and runs of blanks one space
