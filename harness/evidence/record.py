@@ -54,7 +54,6 @@ def _json_value(value):
     return str(value)
 
 
-
 def private_path(directory: Path, name: str) -> Path:
     """Where a run in `directory` keeps a secret file (`write_private`)."""
     return directory / "private" / name
@@ -63,6 +62,7 @@ def private_path(directory: Path, name: str) -> Path:
 def fetched_name(machine: str, remote_path: str) -> str:
     """The name a file fetched from a machine is kept under: `<machine>-<its file name>`."""
     return f"{machine}-{remote_path.rsplit('/', 1)[-1]}"
+
 
 class RunRecord:
     def __init__(self, directory: Path, data: dict):

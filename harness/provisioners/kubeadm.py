@@ -260,13 +260,16 @@ def _cluster_steps(install: InstallDef, ctx: InstallContext, make_step, fault_st
 
 def _apply(make_step, ctx: InstallContext, cni: str, guest_path: str, manifest: str, note: str,
            server_side: bool = False) -> list:
-    """The CNI's manifest written, then applied: on the control plane, or from the host."""
+    """The CNI's manifest written, then applied: on the control plane, or from the host. The apply
+    is retried for 5 minutes: right after init the API server may still restart (under TCG, or with
+    a cgroup-driver mismatch on containerd 1.x, where the kubelet's restart at the end of init
+    recreates every static pod), and a refused apply is not the scenario's point."""
     flags = "--server-side " if server_side else ""
     cp = ctx.control_plane
     h = ctx.host_apply
     if h is None:
         return [make_step(cp, "write", f"{cni} manifest", write_command(guest_path), content=manifest, note=note),
-                make_step(cp, "run", f"apply {cni}", _retried(f"{KUBECTL} apply {flags}-f {guest_path}"),
+                make_step(cp, "run", f"apply {cni}", retried(f"{KUBECTL} apply {flags}-f {guest_path}"),
                           timeout=600)]
     # in the run's install folder, the kit's kubectl first on PATH: names relative to it
     name = Path(guest_path).name
@@ -274,15 +277,8 @@ def _apply(make_step, ctx: InstallContext, cni: str, guest_path: str, manifest: 
     kubeconfig = os.path.relpath(h.kubeconfig, h.folder)
     # its discovery cache in the run's folder too, not the host's ~/.kube
     kubectl = f"kubectl --kubeconfig {shlex.quote(kubeconfig)} --cache-dir kubectl-cache"
-    command = HostCommand(argv=("sh", "-c", _retried(f"{kubectl} apply {flags}-f {shlex.quote(name)}")),
+    command = HostCommand(argv=("sh", "-c", retried(f"{kubectl} apply {flags}-f {shlex.quote(name)}")),
                           cwd=h.folder, path_prefix=str(h.kubectl.parent))
     return [make_step(HOST, "host-write", f"{cni} manifest", str(path), content=manifest, note=note),
             make_step(HOST, "host-run", f"apply {cni}", "", host=command, timeout=600,
                       note=f"from the host, with the kit's kubectl and {cp}'s admin.conf (the acceleration)")]
-
-
-def _retried(command: str) -> str:
-    """A CNI's apply, retried for 5 minutes: right after init the API server may still restart
-    (under TCG, or with a cgroup-driver mismatch on containerd 1.x, where the kubelet's restart at
-    the end of init recreates every static pod), and a refused apply is not the scenario's point."""
-    return retried(command)
