@@ -1,6 +1,7 @@
 """Where an evidence book's time went, read from its run folders (nothing runs here).
 
     .venv/bin/python benchmarks/book.py BOOK_FOLDER [BOOK_FOLDER ...]
+    .venv/bin/python benchmarks/book.py BEFORE AFTER    # and what changed between two books
 
 A book folder is what `invoke evidence --out` wrote: book.json, runs/<n>/matrix.json and each
 run's run.json. Printed for each book: its wall time; the time each phase took, summed over its
@@ -20,7 +21,9 @@ runs and per scenario; and the same time by kind of wait:
 Ratios are of the book's summed run time, measured in the runs themselves; nothing is asserted
 (these hosts are shared and noisy). Then what the guests' CPU was doing, per phase, where the runs
 recorded it (each phase's `guest_cpu_s`, libvirt's CPU time of each machine's emulator): CPU
-seconds, and the host cores they kept busy on average against the host's cores.
+seconds, and the host cores they kept busy on average against the host's cores; from them the
+least wall time the guests' work alone needs on the host's cores (the book's CPU floor). Given two
+books (before, after), a table of what changed between them follows.
 """
 
 from __future__ import annotations
@@ -152,7 +155,55 @@ def report(folder: Path, b: dict) -> str:
     lines += ["", "per scenario (s): " + "  ".join(p[:7] for p in PHASES) + "  total"]
     for name, per in sorted(b["per_scenario"].items(), key=lambda kv: -kv[1]["total"]):
         lines.append(f"  {name:<28}" + "".join(f"{per.get(p, 0.0):8.0f}" for p in PHASES) + f"{per['total']:8.0f}")
-    lines += [""] + cpu_lines(b)
+    lines += [""] + cpu_lines(b) + floor_lines(b)
+    return "\n".join(lines)
+
+
+def cpu_floor(b: dict) -> dict | None:
+    """The guests' CPU, scaled from the phases that recorded it to all the runs' summed time, over
+    the host's cores: no schedule can finish the book's guest work in less wall time than that."""
+    wall_s = sum(w for w, _ in b["guest_cpu"].values())
+    cpu_s = sum(c for _, c in b["guest_cpu"].values())
+    summed = sum(b["by_phase"].values())
+    if not wall_s or not summed or not str(b["host_cores"]).isdigit():
+        return None
+    estimated = cpu_s / wall_s * summed
+    return {"recorded_cpu_s": cpu_s, "recorded_wall_s": wall_s, "summed_s": summed, "cpu_s": estimated,
+            "cores": int(b["host_cores"]), "floor_s": estimated / int(b["host_cores"])}
+
+
+def floor_lines(b: dict) -> list[str]:
+    f = cpu_floor(b)
+    if not f:
+        return []
+    return ["", f"CPU floor: the guests used {f['recorded_cpu_s']:.0f} CPU s in {f['recorded_wall_s']:.0f} s of "
+                f"recorded phases ({f['recorded_wall_s'] / f['summed_s']:.0%} of the runs' {f['summed_s']:.0f} s); "
+                f"at that rate all the runs need about {f['cpu_s']:.0f} CPU s, so at least {f['floor_s']:.0f} s "
+                f"({f['floor_s'] / 60:.1f} min) of wall on {f['cores']} cores, against the book's "
+                f"{b['wall']:.0f} s ({b['wall'] / 60:.1f} min)"]
+
+
+def _row(label: str, before: float, after: float) -> str:
+    change = f"{(after - before) / before:+7.1%}" if before else f"{'-':>7}"
+    return f"  {label:<30} {before:8.0f} {after:8.0f} {after - before:+8.0f}  {change}"
+
+
+def compare(before: dict, after: dict) -> str:
+    """Before and after, side by side: the wall, each phase, each kind of wait and each scenario."""
+    lines = [f"{'what changed':<32} {'before':>8} {'after':>8} {'s':>8}  {'change':>7}",
+             _row("book wall", before["wall"], after["wall"])]
+    floors = cpu_floor(before), cpu_floor(after)
+    if all(floors):
+        lines.append(_row("CPU floor", floors[0]["floor_s"], floors[1]["floor_s"]))
+    lines.append("by phase")
+    lines += [_row(p, before["by_phase"].get(p, 0.0), after["by_phase"].get(p, 0.0)) for p in PHASES]
+    lines.append("by kind of wait")
+    lines += [_row(k, before["by_kind"].get(k, 0.0), after["by_kind"].get(k, 0.0)) for k in KINDS]
+    lines.append("per scenario")
+    names = sorted(set(before["per_scenario"]) | set(after["per_scenario"]),
+                   key=lambda n: -before["per_scenario"].get(n, {}).get("total", 0.0))
+    lines += [_row(n, before["per_scenario"].get(n, {}).get("total", 0.0),
+                   after["per_scenario"].get(n, {}).get("total", 0.0)) for n in names]
     return "\n".join(lines)
 
 
@@ -179,13 +230,17 @@ def main(argv: list[str]) -> int:
     if not argv:
         print(__doc__)
         return 2
+    books = []
     for arg in argv:
         folder = Path(arg)
         if not (folder / "book.json").is_file():
             print(f"{folder}: no book.json; give a folder `invoke evidence --out` wrote", file=sys.stderr)
             return 2
-        print(report(folder, book_breakdown(folder)))
+        books.append(book_breakdown(folder))
+        print(report(folder, books[-1]))
         print()
+    if len(books) == 2:
+        print(compare(*books))
     return 0
 
 

@@ -44,3 +44,32 @@ def test_the_guests_cpu_is_read_per_phase_and_said_as_cores_kept_busy():
                              "host_cores": "2"})
     assert lines[1].split() == ["recover", "20", "42", "2.12", "25.0%"] and "(host: 2 cores)" in lines[0]
     assert "not in these runs' records" in bench.cpu_lines({"guest_cpu": {}, "host_cpu": {}, "host_cores": "?"})[0]
+
+
+def _book(wall, cores="2", cpu=None, phases=None, scenarios=None):
+    return {"wall": wall, "host_cores": cores, "guest_cpu": cpu or {}, "by_phase": phases or {}, "by_kind": {},
+            "per_scenario": {n: {"total": s} for n, s in (scenarios or {}).items()}}
+
+
+def test_the_cpu_floor_scales_the_recorded_phases_cpu_to_all_the_runs_over_the_hosts_cores():
+    bench = _bench()
+    # 300 CPU s in 200 s of recorded phases, 400 s of runs summed: 600 CPU s, 300 s of wall on 2 cores
+    b = _book(1000.0, cpu={"install": (150.0, 200.0), "verify": (50.0, 100.0)},
+              phases={"prepare": 200.0, "install": 150.0, "verify": 50.0})
+    floor = bench.cpu_floor(b)
+    assert (floor["cpu_s"], floor["floor_s"]) == (pytest.approx(600.0), pytest.approx(300.0))
+    assert "at least 300 s (5.0 min) of wall on 2 cores, against the book's 1000 s" in bench.floor_lines(b)[1]
+    assert bench.cpu_floor(_book(1000.0, phases={"install": 10.0})) is None  # no CPU recorded: no floor
+    assert bench.cpu_floor(_book(1000.0, cores="2, 4", cpu={"install": (1.0, 1.0)}, phases={"install": 1.0})) is None
+
+
+def test_two_books_are_compared_row_by_row():
+    bench = _bench()
+    before = _book(1000.0, phases={"install": 400.0}, scenarios={"a": 600.0, "b": 100.0})
+    after = _book(800.0, phases={"install": 300.0}, scenarios={"a": 450.0, "c": 50.0})
+    table = bench.compare(before, after).splitlines()
+    rows = {line.split()[0]: line.split()[1:] for line in table[1:] if len(line.split()) == 5}
+    assert table[1].split()[-4:] == ["1000", "800", "-200", "-20.0%"]  # the book's wall
+    assert rows["install"] == ["400", "300", "-100", "-25.0%"]
+    assert rows["a"] == ["600", "450", "-150", "-25.0%"] and rows["c"] == ["0", "50", "+50", "-"]
+    assert rows["b"] == ["100", "0", "-100", "-100.0%"]
