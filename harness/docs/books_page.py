@@ -65,7 +65,22 @@ def _kubespray(book: dict) -> str:
     return ", ".join(code(c) for c in (book.get("provenance") or {}).get("kubespray", [])) or "-"
 
 
-def page(books: list[tuple[str, dict]]) -> str:
+def unbuilt(chapters: dict[str, str], claims: list[tuple[str, str]], books: list[tuple[str, dict]]) -> list[tuple]:
+    """[(chapter, title, claim ids)] of the course's chapters with no committed book.
+    chapters: {id: title}; claims: [(claim id, chapter)], both in the claims file's order."""
+    have = {chapter for chapter, _ in books}
+    return [(ch, title, [c for c, of in claims if of == ch]) for ch, title in chapters.items() if ch not in have]
+
+
+def _claim_link(claim: str, evidence_at: dict[str, str]) -> str:
+    where = evidence_at.get(claim)
+    return f"[{claim}](scenarios/{where}.md#{claim.lower()})" if where else claim
+
+
+def page(books: list[tuple[str, dict]], evidence_at: dict[str, str] | None = None,
+         missing: list[tuple] = ()) -> str:
+    """evidence_at: {claim id: the scenario page showing its evidence}; missing: unbuilt()'s chapters."""
+    evidence_at = evidence_at or {}
     lines = ["# Evidence books", "",
              "The example course's books (`claims/course.yaml`), as `invoke evidence` wrote them under "
              "`docs/books/<chapter>/`. Each claim's verbatim evidence is on the page of the scenario that "
@@ -83,15 +98,21 @@ def page(books: list[tuple[str, dict]]) -> str:
         lines += ["", "| claim | verdict | proven by | the notes say |", "|---|---|---|---|"]
         for c in book["claims"]:
             proven = ", ".join(f"[{s}](scenarios/{s}.md)" for s in c.get("scenarios", [])) or "-"
-            lines.append(f"| {c['id']} | {c['verdict']} | {proven} | {cell(c['says'])} |")
+            lines.append(f"| {_claim_link(c['id'], evidence_at)} | {c['verdict']} | {proven} | {cell(c['says'])} |")
         lines.append("")
+    for _, title, ids in missing:
+        lines += [f"## {title}", "", f"No book of this chapter is committed yet: claims {id_ranges(ids)} "
+                  "have no evidence here.", ""]
     return "\n".join(lines)
 
 
-def readme_table(books: list[tuple[str, dict]]) -> str:
-    """README's lines: one per book, linking its section of the page."""
+def readme_table(books: list[tuple[str, dict]], missing: list[tuple] = ()) -> str:
+    """README's lines: one per book, linking its section of the page, then one per chapter with
+    no book yet (unbuilt())."""
     lines = ["| chapter | claims | built | wall time | kubespray checkout |", "|---|---|---|---|---|"]
     for chapter, book in books:
         lines.append(f"| [{_title(chapter, book)}](docs/{PAGE}#{anchor(chapter, book)}) | {_holding(book)} | "
                      f"{_built(book)} | {_wall(book)} | {_kubespray(book)} |")
+    for _, title, ids in missing:
+        lines.append(f"| [{title}](docs/{PAGE}#{slugify(title, '-')}) | {id_ranges(ids)}: no book yet | - | - | - |")
     return "\n".join(lines) + "\n"

@@ -114,9 +114,23 @@ def evidence(s: Scenario, snippets: dict[str, str]) -> list[str]:
         return []
     lines = ["## Evidence", "", "From the example course's evidence book, built on real guests "
              "([how](../evidence-book.md)); the lines are the runs' own.", ""]
-    for claim in shown:
-        lines += [f'--8<-- "{snippets[claim]}"', ""]
+    for claim in shown:  # the heading is the claim's anchor (#k8), which README and the books page link
+        lines += [f"### {claim}", "", f'--8<-- "{snippets[claim]}"', ""]
     return lines
+
+
+def evidence_pages(scenarios: list[Scenario], snippets: dict[str, str]) -> dict[str, str]:
+    """{claim id: the first scenario whose page shows that claim's evidence}."""
+    out: dict[str, str] = {}
+    for s in scenarios:
+        for claim in s.claims:
+            if claim in snippets:
+                out.setdefault(claim, s.name)
+    return out
+
+
+def claim_anchor(claim: str) -> str:
+    return claim.lower()
 
 
 def page(s: Scenario, snippets: dict[str, str]) -> str:
@@ -157,10 +171,14 @@ def first_sentence(text: str) -> str:
     return text
 
 
-def readme_table(scenarios: list[Scenario]) -> str:
-    """README's table: a line per scenario, linking its page."""
+def readme_table(scenarios: list[Scenario], snippets: dict[str, str] | None = None) -> str:
+    """README's table: a line per scenario, linking its page, and each claim it proves to the
+    evidence on that page when a committed book holds it."""
+    snippets = snippets or {}
     lines = ["| scenario | claims | what it proves |", "|---|---|---|"]
     for s in scenarios:
-        lines.append(f"| [{s.name}](docs/scenarios/{s.name}.md) | {', '.join(s.claims)} | "
+        claims = ", ".join(f"[{c}](docs/scenarios/{s.name}.md#{claim_anchor(c)})" if c in snippets else c
+                           for c in s.claims)
+        lines.append(f"| [{s.name}](docs/scenarios/{s.name}.md) | {claims} | "
                      f"{cell(first_sentence(s.summary))} |")
     return "\n".join(lines) + "\n"

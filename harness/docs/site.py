@@ -30,6 +30,20 @@ def docs_dir() -> Path:
     return project_root() / "docs"
 
 
+def course_claims() -> Path:
+    """The example course's claims file, whose books the site shows."""
+    return project_root() / "claims" / "course.yaml"
+
+
+def missing_books(docs: Path) -> list[tuple]:
+    """The example course's chapters with no committed book (books_page.unbuilt)."""
+    from ..evidence import claims
+
+    course = claims.load([course_claims()])
+    return books_page.unbuilt(course.chapters, [(c.id, c.chapter) for c in course.claims],
+                              books_page.read(docs / scenario_pages.BOOKS))
+
+
 def book_snippets(docs: Path) -> dict[str, str]:
     """{claim id: its snippet's path under docs/} for every committed book (docs/books/<chapter>/)."""
     out = {}
@@ -47,7 +61,9 @@ def generated(docs: Path | None = None, with_tasks: bool = True) -> dict[str, st
     snippets = book_snippets(docs)
     pages = {"scenarios/index.md": GENERATED_NOTE.format(source="scenarios/*.yaml") + scenario_pages.index(scenarios),
              books_page.PAGE: (GENERATED_NOTE.format(source=f"{scenario_pages.BOOKS}/*/book.json")
-                               + books_page.page(books_page.read(docs / scenario_pages.BOOKS)))}
+                               + books_page.page(books_page.read(docs / scenario_pages.BOOKS),
+                                                 scenario_pages.evidence_pages(scenarios, snippets),
+                                                 missing_books(docs)))}
     for s in scenarios:
         pages[f"scenarios/{s.name}.md"] = (GENERATED_NOTE.format(source=f"scenarios/{s.name}.yaml")
                                            + scenario_pages.page(s, snippets))
@@ -80,9 +96,9 @@ def config_text(names: list[str], config: str) -> str:
 # README's generated blocks: (first line, last line, what writes the lines between)
 README_BLOCKS = (
     ("<!-- scenario table: written by `invoke docs` from scenarios/*.yaml -->", "<!-- end of scenario table -->",
-     lambda docs: scenario_pages.readme_table([load(f) for f in all_files()])),
+     lambda docs: scenario_pages.readme_table([load(f) for f in all_files()], book_snippets(docs))),
     ("<!-- evidence books: written by `invoke docs` from docs/books/*/book.json -->", "<!-- end of evidence books -->",
-     lambda docs: books_page.readme_table(books_page.read(docs / scenario_pages.BOOKS))),
+     lambda docs: books_page.readme_table(books_page.read(docs / scenario_pages.BOOKS), missing_books(docs))),
 )
 
 

@@ -157,10 +157,40 @@ def test_a_scenario_page_shows_the_committed_books_verbatim_lines(browser, serve
 def test_readmes_book_lines_link_sections_the_built_books_page_has(built):
     readme = (ROOT / "README.md").read_text()
     links = re.findall(r"\(docs/evidence-books\.md#([\w-]+)\)", readme)
-    assert len(links) == len(list((ROOT / "docs" / "books").glob("*/book.json"))) >= 1
+    chapters = yaml.safe_load(site.course_claims().read_text())["chapters"]
+    assert len(links) == len(chapters) >= len(list((ROOT / "docs" / "books").glob("*/book.json"))) >= 1
     page = (built / "evidence-books" / "index.html").read_text()
     for anchor in links:
         assert f'id="{anchor}"' in page, anchor
+
+
+def test_a_claim_id_in_readme_or_on_the_books_page_opens_its_evidence(built):
+    """One click from a claim id to its verbatim evidence: the link's anchor is the claim's heading,
+    and the snippet included under it is that claim's."""
+    readme = (ROOT / "README.md").read_text()
+    readme_links = re.findall(r"\[(\w+)\]\(docs/scenarios/([\w-]+)\.md#(\w+)\)", readme)
+    page = (built / "evidence-books" / "index.html").read_text()
+    page_links = re.findall(r'<a href="\.\./scenarios/([\w-]+)/#(\w+)">(\w+)</a>', page)
+    assert {c for c, _, _ in readme_links} >= {"H1", "K8", "K14"} and {c for _, _, c in page_links} >= {"H1", "K8"}
+    for claim, scenario, anchor in readme_links + [(c, s, a) for s, a, c in page_links]:
+        assert anchor == claim.lower()
+        html = (built / "scenarios" / scenario / "index.html").read_text()
+        heading = re.search(rf'<h3 id="{anchor}">.*?</h3>(.*?)(?:<h3 |</article>)', html, re.S)
+        assert heading, (scenario, claim)
+        assert f"{claim}: " in heading.group(1), (scenario, claim)  # the snippet's first line: "K8: holds"
+
+
+def test_a_chapter_with_no_committed_book_is_said_to_have_none():
+    books = [("host", {"chapters": {"host": "Host preparation"}, "built_at": 0, "wall_s": 60.0, "repeat": 1,
+                       "concurrent_cells": 1,
+                       "claims": [{"id": "H1", "verdict": "holds", "says": "x"}]})]
+    missing = books_page.unbuilt({"host": "Host preparation", "kubespray": "The kubespray track"},
+                                 [("H1", "host"), ("S1", "kubespray"), ("S2", "kubespray")], books)
+    assert missing == [("kubespray", "The kubespray track", ["S1", "S2"])]
+    assert books_page.readme_table(books, missing).splitlines()[-1] == \
+        "| [The kubespray track](docs/evidence-books.md#the-kubespray-track) | S1-S2: no book yet | - | - | - |"
+    assert "No book of this chapter is committed yet: claims S1-S2 have no evidence here." in \
+        books_page.page(books, {}, missing)
 
 
 def test_a_books_line_says_its_claims_verdicts_wall_time_and_kubespray_checkout():
