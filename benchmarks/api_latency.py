@@ -10,8 +10,10 @@ when one runs out; on a loaded two-core TCG host it did, start after start, on t
 On each machine, `--requests` times: one curl of kube-system's kubeadm-config ConfigMap with the
 machine's own kubelet credentials, to the server its /etc/kubernetes/kubelet.conf names (the
 control plane itself; on a kubespray worker, its nginx proxy on localhost:6443), a new TCP and TLS
-connection each time. A node may not read that ConfigMap (403), and the answer has still crossed
-the proxy, TLS, authentication and authorization. curl's own clock splits each request: TCP
+connection each time. kubeadm lets nodes read that ConfigMap (its `kubeadm:nodes-kubeadm-config`
+Role, cmd/kubeadm/app/phases/uploadconfig), as calico-node's start reads it: measured, HTTP 200;
+where a node may not, the 403 has still crossed the proxy, TLS, authentication and authorization.
+curl's own clock splits each request: TCP
 connected, TLS done, first byte. With --shares the lab's workers' host CPU shares are set to each
 value in turn (libvirt's cpu_shares), the requests repeated, and the shares put back.
 
