@@ -13,9 +13,9 @@ control plane itself; on a kubespray worker, its nginx proxy on localhost:6443),
 connection each time. kubeadm lets nodes read that ConfigMap (its `kubeadm:nodes-kubeadm-config`
 Role, cmd/kubeadm/app/phases/uploadconfig), as calico-node's start reads it: measured, HTTP 200;
 where a node may not, the 403 has still crossed the proxy, TLS, authentication and authorization.
-curl's own clock splits each request: TCP
-connected, TLS done, first byte. With --shares the lab's workers' host CPU shares are set to each
-value in turn (libvirt's cpu_shares), the requests repeated, and the shares put back.
+curl's own clock splits each request: TCP connected, TLS done, first byte. With --shares the
+lab's workers' host CPU shares are set to each value in turn (libvirt's cpu_shares), the requests
+repeated, and the shares put back.
 
 Printed per share and machine: the median, 90th percentile and slowest of each part, and how
 many requests took over 2 s in all. Keep a lab with `--keep`, and run this while the cluster is
@@ -101,12 +101,11 @@ def main() -> int:
     args = ap.parse_args()
     lab = Lab.chosen(args.lab)
     machines = [m for m in lab.state["machines"] if m.get("ip")]
-    workers = [m["name"] for m in machines if m.get("role") == "worker"]
     shares = [int(s) for s in args.shares.split(",") if s.strip()] or [None]
     if shares != [None] and lab.state["backend"] != "libvirt":
         print(f"--shares: lab {lab.name} runs on {lab.state['backend']}, not libvirt", file=sys.stderr)
         return 2
-    domains = _domains([m for m in machines if m["name"] in workers]) if shares != [None] else {}
+    domains = _domains([m for m in machines if m.get("role") == "worker"]) if shares != [None] else {}
     before = {name: dom.schedulerParameters().get("cpu_shares") for name, dom in domains.items()}
     remotes = {m["name"]: SshRemote(lab.ssh_target(m["name"])) for m in machines}
     try:

@@ -12,6 +12,7 @@ from pathlib import Path
 from markdown.extensions.toc import slugify
 
 from ..evidence.book_render import code, provenance_lines, resumed_note
+from .scenario_pages import claim_anchor
 from .text import cell
 
 PAGE = "evidence-books.md"
@@ -27,8 +28,12 @@ def _title(chapter: str, book: dict) -> str:
 
 
 def anchor(chapter: str, book: dict) -> str:
-    """The heading's anchor as MkDocs (toc's slugify) writes it."""
-    return slugify(_title(chapter, book), "-")
+    return _slug(_title(chapter, book))
+
+
+def _slug(title: str) -> str:
+    """A heading's anchor as MkDocs (toc's slugify) writes it."""
+    return slugify(title, "-")
 
 
 def id_ranges(ids: list[str]) -> str:
@@ -74,7 +79,7 @@ def unbuilt(chapters: dict[str, str], claims: list[tuple[str, str]], books: list
 
 def _claim_link(claim: str, evidence_at: dict[str, str]) -> str:
     where = evidence_at.get(claim)
-    return f"[{claim}](scenarios/{where}.md#{claim.lower()})" if where else claim
+    return f"[{claim}](scenarios/{where}.md#{claim_anchor(claim)})" if where else claim
 
 
 def page(books: list[tuple[str, dict]], evidence_at: dict[str, str] | None = None,
@@ -114,5 +119,5 @@ def readme_table(books: list[tuple[str, dict]], missing: list[tuple] = ()) -> st
         lines.append(f"| [{_title(chapter, book)}](docs/{PAGE}#{anchor(chapter, book)}) | {_holding(book)} | "
                      f"{_built(book)} | {_wall(book)} | {_kubespray(book)} |")
     for _, title, ids in missing:
-        lines.append(f"| [{title}](docs/{PAGE}#{slugify(title, '-')}) | {id_ranges(ids)}: no book yet | - | - | - |")
+        lines.append(f"| [{title}](docs/{PAGE}#{_slug(title)}) | {id_ranges(ids)}: no book yet | - | - | - |")
     return "\n".join(lines) + "\n"
