@@ -122,10 +122,27 @@ GO_ENV_UNITS = ("containerd", "kubelet")  # the host units given TCG_GO_ENV (sys
 # (kubespray/tcg.py); its kube-controllers' probes are patched after the play (tcg.after_play).
 TCG_CALICO_PROBE_TIMEOUT = 30
 TCG_CALICO_READINESS = {"periodSeconds": 30, "timeoutSeconds": TCG_CALICO_PROBE_TIMEOUT}
+# calico-node's two commands do nothing but GET felix's health endpoint under VXLAN, kubelab's only
+# calico backend (no BIRD is built): `-felix-live` http://localhost:9099/liveness, `-felix-ready`
+# /readiness, 200-399 healthy (node/pkg/health/health.go, v3.31.7; FELIX_HEALTHHOST localhost in
+# calico-vxlan.yaml's defaults and kubespray's calico_healthhost, port 9099 by default). Under TCG
+# the kubelet asks the same endpoint itself, so no runc and no calico-node binary start on every
+# probe; `exec: None` removes upstream's command (in a strategic patch, null deletes).
+TCG_CALICO_NODE_HTTP = {"livenessProbe": "/liveness", "readinessProbe": "/readiness"}
+FELIX_HEALTH = {"host": "localhost", "port": 9099}
+
+
+def _calico_probes(container: str) -> dict:
+    probes = {"livenessProbe": {**TCG_LIVENESS, "timeoutSeconds": TCG_CALICO_PROBE_TIMEOUT},
+              "readinessProbe": dict(TCG_CALICO_READINESS)}
+    if container == "calico-node":
+        for probe, path in TCG_CALICO_NODE_HTTP.items():
+            probes[probe].update({"exec": None, "httpGet": {**FELIX_HEALTH, "path": path}})
+    return probes
+
+
 # container -> probe -> what replaces upstream's values (the kubeadm track's manifest)
-TCG_CALICO_PROBES = {c: {"livenessProbe": {**TCG_LIVENESS, "timeoutSeconds": TCG_CALICO_PROBE_TIMEOUT},
-                         "readinessProbe": dict(TCG_CALICO_READINESS)}
-                     for c in ("calico-node", "calico-kube-controllers")}
+TCG_CALICO_PROBES = {c: _calico_probes(c) for c in ("calico-node", "calico-kube-controllers")}
 # cAdvisor's housekeeping every 30 s instead of 10.
 TCG_KUBELET_ARGS = {"housekeeping-interval": "30s"}
 # containerd 2.3 and later read every container's CPU through its shim once a second, whether or

@@ -62,8 +62,8 @@ def kubeadm_manifest(upstream: str, pod_cidr: str, tuned=None) -> str:
                 ours = {"CALICO_IPV4POOL_CIDR": pod_cidr, **NODE_ENV}
                 c["env"] = [e for e in c.get("env", []) if e.get("name") not in ours] + [
                     {"name": k, "value": v} for k, v in ours.items()]
-            for probe, settings in probes.get(c["name"], {}).items():
-                c[probe] = {**c.get(probe, {}), **dict(settings)}
+            for probe, settings in probes.get(c["name"], {}).items():  # None: upstream's key removed
+                c[probe] = {k: v for k, v in {**c.get(probe, {}), **dict(settings)}.items() if v is not None}
     return yaml.safe_dump_all(docs, sort_keys=False)
 
 

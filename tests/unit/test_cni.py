@@ -114,7 +114,6 @@ def test_under_tcg_each_calico_probe_runs_seldom_and_may_take_30_s():
         return {c["name"]: c for d in docs[1:] for c in d["spec"]["template"]["spec"]["containers"]}
 
     for name, c in containers(tcg).items():
-        assert c["livenessProbe"]["exec"]["command"][0] in ("/bin/calico-node", "/usr/bin/check-status")  # kept
         assert {k: c["livenessProbe"][k] for k in ("periodSeconds", "timeoutSeconds", "failureThreshold")} == \
             {"periodSeconds": 30, "timeoutSeconds": 30, "failureThreshold": 30}, name
         assert (c["readinessProbe"]["periodSeconds"], c["readinessProbe"]["timeoutSeconds"]) == (30, 30), name
@@ -139,3 +138,23 @@ def test_a_calico_node_gets_a_route_to_its_pods_gateway_on_both_tracks():
     assert "Destination=10.96.0.0/12" in kept and "Destination=169.254.1.1/32" in kept
     assert not any("169.254" in c for _, c, _ in routes_for(InstallDef(track="kubeadm", cni="flannel")))
     assert cni.by_name("calico").node_routes == ("169.254.1.1/32",)
+
+
+def test_under_tcg_the_kubelet_asks_felixs_health_endpoint_itself():
+    """calico-node -felix-live/-felix-ready only GET felix's localhost:9099 endpoints under VXLAN
+    (node/pkg/health/health.go, v3.31.7): under TCG the kubelet GETs them, and no runc or calico-node
+    binary starts per probe. kube-controllers' check-status reads a file and stays an exec."""
+    from harness import tuning
+
+    docs = list(yaml.safe_load_all(calico.kubeadm_manifest(UPSTREAM_SHAPE, "10.244.0.0/16",
+                                                           tuning.decide("qemu", "qemu"))))
+    [node] = docs[1]["spec"]["template"]["spec"]["containers"]
+    [controllers] = docs[2]["spec"]["template"]["spec"]["containers"]
+    for probe, path in (("livenessProbe", "/liveness"), ("readinessProbe", "/readiness")):
+        assert "exec" not in node[probe]  # one handler per probe, or the API server refuses the pod
+        assert node[probe]["httpGet"] == {"host": "localhost", "port": 9099, "path": path}
+        assert controllers[probe]["exec"]["command"][0] == "/usr/bin/check-status"
+    [kvm_node] = list(yaml.safe_load_all(calico.kubeadm_manifest(
+        UPSTREAM_SHAPE, "10.244.0.0/16", tuning.decide("kvm", "kvm"))))[1]["spec"]["template"]["spec"]["containers"]
+    assert kvm_node["livenessProbe"]["exec"]["command"] == ["/bin/calico-node", "-felix-live"]
+    assert "httpGet" not in kvm_node["readinessProbe"]

@@ -116,7 +116,12 @@ def test_under_tcg_calico_nodes_probes_are_patched_as_soon_as_kubespray_creates_
     assert argv[5:8] == ["patch", "daemonset", "calico-node"]
     [container] = json.loads(argv[-1])["spec"]["template"]["spec"]["containers"]
     assert container["name"] == "calico-node"
-    assert container["livenessProbe"] == {"periodSeconds": 30, "timeoutSeconds": 30, "failureThreshold": 30}
+    assert container["livenessProbe"] == {"periodSeconds": 30, "timeoutSeconds": 30, "failureThreshold": 30,
+                                          # null deletes upstream's exec in a strategic merge
+                                          "exec": None, "httpGet": {"host": "localhost", "port": 9099,
+                                                                    "path": "/liveness"}}
+    assert container["readinessProbe"]["exec"] is None
+    assert container["readinessProbe"]["httpGet"]["path"] == "/readiness"
     [(after, again, _), _] = tcg.after_play(decide("qemu"), "calico", "/etc/kubernetes/admin.conf")
     assert again == f"systemctl stop {tcg.WATCH_UNIT} 2>/dev/null; " + retried(shlex.join(argv).replace(
         shlex.quote(argv[-1]), f"'{argv[-1]}'"))
