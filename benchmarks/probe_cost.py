@@ -15,7 +15,7 @@ On each machine with a running calico-node container, `--rounds` times each, one
 - `http`: `curl http://localhost:9099/liveness`, the GET the kubelet makes for an httpGet probe
   (the kubelet's own GET is in-process, cheaper than a curl).
 The shell's `time` gives each command's wall time and the CPU of it and its children. Printed per
-machine and kind: the median wall and CPU seconds. Keep a lab with `--keep`; nothing is asserted.
+machine and kind: the median wall and CPU seconds of the commands that succeeded, and how many failed. Keep a lab with `--keep`; nothing is asserted.
 """
 
 from __future__ import annotations
@@ -34,30 +34,40 @@ KINDS = {"exec": f"{RUNC} exec $c /bin/calico-node -felix-live",
 
 
 def guest_loop(rounds: int) -> str:
-    """The container's id, then `kind wall user sys` per command (bash's time, children included)."""
-    body = "; ".join(f"{{ time {command} >/dev/null 2>&1; }} 2>&1 | sed 's/^/{kind} /'"
+    """The container's id, then `kind exit-status wall user sys` per command (bash's time, children
+    included)."""
+    body = "; ".join(f"s=0; {{ time {command} >/dev/null 2>&1 || s=$?; }} 2>$t; echo \"{kind} $s $(cat $t)\""
                      for kind, command in KINDS.items())
-    return ("set -e; export PATH=/usr/local/bin:$PATH; TIMEFORMAT='%R %U %S'; "
+    return ("set -e; export PATH=/usr/local/bin:$PATH; TIMEFORMAT='%R %U %S'; t=$(mktemp); trap 'rm -f $t' EXIT; "
             "c=$(crictl ps --name '^calico-node$' --state running -q | head -n 1); "
             "[ -n \"$c\" ] || { echo 'no running calico-node container'; exit 3; }; "
             f"for i in $(seq {rounds}); do {body}; sleep 1; done")
 
 
-def parse(text: str) -> dict[str, list[tuple[float, float]]]:
-    """{kind: [(wall, cpu)]} from the loop's `kind wall user sys` lines."""
-    out: dict[str, list[tuple[float, float]]] = {}
+def parse(text: str) -> tuple[dict[str, list[tuple[float, float]]], dict[str, int]]:
+    """({kind: [(wall, cpu)]} of the commands that exited 0, {kind: how many failed})."""
+    samples: dict[str, list[tuple[float, float]]] = {}
+    failed: dict[str, int] = {}
     for line in text.splitlines():
         parts = line.split()
-        if len(parts) == 4 and parts[0] in KINDS:
-            wall, user, sys_ = map(float, parts[1:])
-            out.setdefault(parts[0], []).append((wall, user + sys_))
-    return out
+        if len(parts) != 5 or parts[0] not in KINDS:
+            continue
+        if parts[1] != "0":
+            failed[parts[0]] = failed.get(parts[0], 0) + 1
+            continue
+        wall, user, sys_ = map(float, parts[2:])
+        samples.setdefault(parts[0], []).append((wall, user + sys_))
+    return samples, failed
 
 
-def summary(samples: dict[str, list[tuple[float, float]]]) -> str:
-    return "   ".join(f"{kind} {statistics.median(w for w, _ in values):.2f} s wall, "
-                       f"{statistics.median(c for _, c in values):.2f} s CPU (n={len(values)})"
-                       for kind, values in samples.items() if values)
+def summary(samples: dict[str, list[tuple[float, float]]], failed: dict[str, int]) -> str:
+    parts = []
+    for kind in KINDS:
+        values = samples.get(kind, [])
+        text = (f"{kind} {statistics.median(w for w, _ in values):.2f} s wall, "
+                f"{statistics.median(c for _, c in values):.2f} s CPU (n={len(values)})" if values else f"{kind} -")
+        parts.append(text + (f", {failed[kind]} failed" if failed.get(kind) else ""))
+    return "   ".join(parts)
 
 
 def main() -> int:
@@ -75,10 +85,10 @@ def main() -> int:
             result = remote.run(guest_loop(args.rounds), timeout=60 + args.rounds * 180)
         finally:
             remote.close()
-        if result.returncode != 0:
+        if not result.ok:
             print(f"{m['name']:<6} {result.stdout.strip() or result.stderr.strip()}", flush=True)
             continue
-        print(f"{m['name']:<6} {summary(parse(result.stdout))}", flush=True)
+        print(f"{m['name']:<6} {summary(*parse(result.stdout))}", flush=True)
     return 0
 
 

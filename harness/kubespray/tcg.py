@@ -110,21 +110,26 @@ def variables(tuned, scenario_variables=None, containerd: str = "") -> dict:
 
 # calico-kube-controllers' probes in kubespray's template are literal (periodSeconds 10, and the
 # readiness probe kubelet's default 1 s timeout: roles/kubernetes-apps/policy_controller/calico/
-# templates/calico-kube-controllers.yml.j2, v2.31.0-96-g46dbdd399), with no variable. Its
-# readiness probe execs check-status, measured 35 s under TCG (tuning.py), so it is never Ready
-# and `invoke verify`'s kube-system layer cannot hold. Under TCG kubelab patches the two probes
-# after the play as the kubeadm track writes them; the patch is in the plan and the run's steps.
+# templates/calico-kube-controllers.yml.j2, v2.31.0-96-g46dbdd399), with no variable. Its probes
+# exec check-status, measured 35 s under TCG (tuning.py), so it is never Ready, and in a 1+1 play
+# here its liveness probe restarted it 3 times before the play ended, each start listing the
+# cluster again from an API server that was already the bottleneck.
 #
 # calico-node's are literal too but for their timeouts (roles/network_plugin/calico/templates/
 # calico-node.yml.j2: liveness initialDelaySeconds 10, periodSeconds 10, failureThreshold 6), and
 # they matter during the play: on a 1+1 lab here felix was not yet listening after 70 s ("Felix is
 # not live: ... connection refused"), the kubelet killed calico-node, and both nodes crash-looped
-# (restarts 7 and 5 after 18 min, the API server loaded to a TLS handshake timeout). So before the
-# play a transient unit on the control plane waits for kubespray to create the DaemonSet and gives
-# it the kubeadm track's probes at once; after the play the same patch (a no-op when it took) makes
-# sure, and the unit is stopped if it still waits.
-WATCH_UNIT = "kubelab-tcg-calico-node-probes"
+# (restarts 7 and 5 after 18 min, the API server loaded to a TLS handshake timeout).
+#
+# So before the play a transient unit on the control plane waits for kubespray to create each of
+# the two and gives it the kubeadm track's probes at once (calico-node in the network plugin's
+# role, kube-controllers in kubernetes-apps, minutes later); after the play the same patches (a
+# no-op when they took) make sure, and the unit is stopped if it still waits.
+WATCH_UNIT = "kubelab-tcg-calico-probes"
 WATCH_MAX_S = 4 * 3600  # the longest play under TCG here: about 60 min
+# what the unit patches, in the order kubespray creates them: (kind, name, container)
+WATCHED = (("daemonset", "calico-node", "calico-node"),
+           ("deployment", "calico-kube-controllers", "calico-kube-controllers"))
 
 
 def _patch(kind: str, name: str, probes: dict, kubeconfig: str) -> str:
@@ -143,20 +148,23 @@ def before_play(tuned, cni: str, kubeconfig: str) -> tuple[tuple[str, str, str],
     """(step name, command on the control plane, note): nothing under KVM or without calico."""
     import shlex
 
-    probes = _calico(tuned, cni, "calico-node")
-    if not probes:
+    watched = [(kind, name, probes) for kind, name, container in WATCHED
+               if (probes := _calico(tuned, cni, container))]
+    if not watched:
         return ()
     # kubespray installs kubectl (/usr/local/bin) and writes admin.conf during the play: until both
-    # and the DaemonSet exist, the first command fails and the loop waits. Each kubectl is a Go
+    # and the object exist, the first command fails and the loop waits. Each kubectl is a Go
     # program under TCG: polled every 5 s, the unit used 99 s of CPU over a 32 min wait here
-    script = (f"until kubectl --kubeconfig {kubeconfig} -n kube-system get daemonset calico-node >/dev/null 2>&1; "
-              f"do sleep 15; done; until {_patch('daemonset', 'calico-node', probes, kubeconfig)}; do sleep 10; done")
+    script = "; ".join(
+        f"until kubectl --kubeconfig {kubeconfig} -n kube-system get {kind} {name} >/dev/null 2>&1; "
+        f"do sleep 15; done; until {_patch(kind, name, probes, kubeconfig)}; do sleep 10; done"
+        for kind, name, probes in watched)
     command = (f"systemctl stop {WATCH_UNIT} 2>/dev/null; systemctl reset-failed {WATCH_UNIT} 2>/dev/null; "
                f"systemd-run --unit {WATCH_UNIT} --property RuntimeMaxSec={WATCH_MAX_S} "
                f"--setenv PATH=/usr/local/bin:/usr/bin:/bin sh -c {shlex.quote(script)}")
-    return (("calico-node probes under TCG, as kubespray creates them", command,
-             "kubespray's template fixes their delays; felix took over 70 s to listen under TCG, and the "
-             "kubelet killed calico-node in a loop"),)
+    return (("calico's probes under TCG, as kubespray creates them", command,
+             "kubespray's templates fix their delays (calico-node: felix took over 70 s to listen under TCG, "
+             "and the kubelet killed it in a loop) and kube-controllers' timeouts (check-status took 35 s)"),)
 
 
 # The steps before and after the play: the retries after it (remote/retried.py, 5 minutes), each
@@ -165,19 +173,16 @@ AROUND_PLAY_TIMEOUT_S = 900.0
 
 
 def after_play(tuned, cni: str, kubeconfig: str) -> tuple[tuple[str, str, str], ...]:
-    """(step name, command on the control plane, note): nothing under KVM or without calico. Each
-    patch is retried: right after the play the API server timed one out once here ("Timeout:
-    request did not complete within requested timeout" after 45 s)."""
+    """(step name, command on the control plane, note): nothing under KVM or without calico. The
+    unit is stopped, and each of its patches made sure of (a no-op when it took), retried: right
+    after the play the API server timed one out once here ("Timeout: request did not complete
+    within requested timeout" after 45 s)."""
     out = []
-    node = _calico(tuned, cni, "calico-node")
-    if node:
-        out.append(("calico-node probes under TCG, after the play",
-                    f"systemctl stop {WATCH_UNIT} 2>/dev/null; {retried(_patch('daemonset', 'calico-node', node, kubeconfig))}",
-                    "the patch the unit started before the play made, made sure of (a no-op when it took)"))
-    controllers = _calico(tuned, cni, "calico-kube-controllers")
-    if controllers:
-        out.append(("calico-kube-controllers probes under TCG",
-                    retried(_patch("deployment", "calico-kube-controllers", controllers, kubeconfig)),
-                    "kubespray's template has no variable for them; check-status took 35 s under TCG, its "
-                    "readiness timeout is 1 s"))
+    for kind, name, container in WATCHED:
+        probes = _calico(tuned, cni, container)
+        if probes:
+            stop = "" if out else f"systemctl stop {WATCH_UNIT} 2>/dev/null; "
+            out.append((f"{name} probes under TCG, after the play",
+                        stop + retried(_patch(kind, name, probes, kubeconfig)),
+                        "the patch the unit started before the play made, made sure of (a no-op when it took)"))
     return tuple(out)

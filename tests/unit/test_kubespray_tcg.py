@@ -93,11 +93,13 @@ def test_under_tcg_a_calico_cluster_gets_kube_controllers_probes_after_the_play(
     assert tcg.after_play(decide("qemu"), "flannel", "/etc/kubernetes/admin.conf") == ()
 
 
-def test_under_tcg_calico_nodes_probes_are_patched_as_soon_as_kubespray_creates_the_daemonset():
+def test_under_tcg_calicos_probes_are_patched_as_soon_as_kubespray_creates_each_object():
     """kubespray's calico-node template fixes the liveness probe's delays (10 s, then 6 failures 10 s
-    apart): under TCG felix listened later than that and the kubelet killed calico-node in a loop. A
-    transient unit started before the play patches the DaemonSet once it exists; after the play the
-    same patch is made sure of and the unit stopped."""
+    apart): under TCG felix listened later than that and the kubelet killed calico-node in a loop;
+    kube-controllers' check-status took 35 s, its readiness timeout 1 s, and its liveness probe
+    restarted it during the play. A transient unit started before the play patches the DaemonSet,
+    then the Deployment, once each exists; after the play the same patches are made sure of and
+    the unit stopped."""
     import json
     import shlex
 
@@ -109,21 +111,26 @@ def test_under_tcg_calico_nodes_probes_are_patched_as_soon_as_kubespray_creates_
                                   f"RuntimeMaxSec={tcg.WATCH_MAX_S}", "--setenv", "PATH=/usr/local/bin:/usr/bin:/bin"]
     assert words[run + 7:run + 9] == ["sh", "-c"]
     script = words[run + 9]
-    wait, patch = script.split("; do sleep 15; done; ")
-    assert wait == ("until kubectl --kubeconfig /etc/kubernetes/admin.conf -n kube-system get daemonset calico-node "
-                    ">/dev/null 2>&1")
-    argv = shlex.split(patch.removeprefix("until ").removesuffix("; do sleep 10; done"))
-    assert argv[5:8] == ["patch", "daemonset", "calico-node"]
-    [container] = json.loads(argv[-1])["spec"]["template"]["spec"]["containers"]
-    assert container["name"] == "calico-node"
-    assert container["livenessProbe"] == {"periodSeconds": 30, "timeoutSeconds": 30, "failureThreshold": 30,
-                                          # null deletes upstream's exec in a strategic merge
-                                          "exec": None, "httpGet": {"host": "localhost", "port": 9099,
-                                                                    "path": "/liveness"}}
-    assert container["readinessProbe"]["exec"] is None
-    assert container["readinessProbe"]["httpGet"]["path"] == "/readiness"
-    [(after, again, _), _] = tcg.after_play(decide("qemu"), "calico", "/etc/kubernetes/admin.conf")
-    assert again == f"systemctl stop {tcg.WATCH_UNIT} 2>/dev/null; " + retried(shlex.join(argv).replace(
-        shlex.quote(argv[-1]), f"'{argv[-1]}'"))
+    waits = script.split("; do sleep 15; done; ")
+    assert [w.rsplit("; ", 1)[-1] for w in waits[:-1]] == [
+        f"until kubectl --kubeconfig /etc/kubernetes/admin.conf -n kube-system get {kind} {obj} >/dev/null 2>&1"
+        for kind, obj in (("daemonset", "calico-node"), ("deployment", "calico-kube-controllers"))]
+    patches = [shlex.split(w.split("; ")[0].removeprefix("until ")) for w in waits[1:]]
+    assert [argv[5:8] for argv in patches] == [["patch", "daemonset", "calico-node"],
+                                               ["patch", "deployment", "calico-kube-controllers"]]
+    [node] = json.loads(patches[0][-1])["spec"]["template"]["spec"]["containers"]
+    assert node["name"] == "calico-node"
+    assert node["livenessProbe"] == {"periodSeconds": 30, "timeoutSeconds": 30, "failureThreshold": 30,
+                                     # null deletes upstream's exec in a strategic merge
+                                     "exec": None, "httpGet": {"host": "localhost", "port": 9099, "path": "/liveness"}}
+    assert node["readinessProbe"]["exec"] is None and node["readinessProbe"]["httpGet"]["path"] == "/readiness"
+    [controllers] = json.loads(patches[1][-1])["spec"]["template"]["spec"]["containers"]
+    assert controllers["readinessProbe"] == {"periodSeconds": 30, "timeoutSeconds": 30}
+    after = tcg.after_play(decide("qemu"), "calico", "/etc/kubernetes/admin.conf")
+    assert [a[0] for a in after] == ["calico-node probes under TCG, after the play",
+                                     "calico-kube-controllers probes under TCG, after the play"]
+    assert after[0][1] == f"systemctl stop {tcg.WATCH_UNIT} 2>/dev/null; " + retried(shlex.join(patches[0]).replace(
+        shlex.quote(patches[0][-1]), f"'{patches[0][-1]}'"))
+    assert after[1][1] == retried(shlex.join(patches[1]).replace(shlex.quote(patches[1][-1]), f"'{patches[1][-1]}'"))
     assert tcg.before_play(decide("kvm", "kvm"), "calico", "/etc/kubernetes/admin.conf") == ()
     assert tcg.before_play(decide("qemu"), "flannel", "/etc/kubernetes/admin.conf") == ()
