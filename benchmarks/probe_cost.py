@@ -15,7 +15,8 @@ On each machine with a running calico-node container, `--rounds` times each, one
 - `http`: `curl http://localhost:9099/liveness`, the GET the kubelet makes for an httpGet probe
   (the kubelet's own GET is in-process, cheaper than a curl).
 The shell's `time` gives each command's wall time and the CPU of it and its children. Printed per
-machine and kind: the median wall and CPU seconds of the commands that succeeded, and how many failed. Keep a lab with `--keep`; nothing is asserted.
+machine and kind: the median wall and CPU seconds of the commands that succeeded, and how many
+failed. Keep a lab with `--keep`; nothing is asserted.
 """
 
 from __future__ import annotations

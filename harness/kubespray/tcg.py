@@ -144,12 +144,16 @@ def _calico(tuned, cni: str, container: str) -> dict | None:
     return tuned.calico_probes.get(container) if tuned.is_tcg and cni == "calico" else None
 
 
+def _watched(tuned, cni: str) -> list[tuple[str, str, dict]]:
+    """(kind, name, probes) of what the unit patches; empty under KVM or without calico."""
+    return [(kind, name, probes) for kind, name, container in WATCHED if (probes := _calico(tuned, cni, container))]
+
+
 def before_play(tuned, cni: str, kubeconfig: str) -> tuple[tuple[str, str, str], ...]:
     """(step name, command on the control plane, note): nothing under KVM or without calico."""
     import shlex
 
-    watched = [(kind, name, probes) for kind, name, container in WATCHED
-               if (probes := _calico(tuned, cni, container))]
+    watched = _watched(tuned, cni)
     if not watched:
         return ()
     # kubespray installs kubectl (/usr/local/bin) and writes admin.conf during the play: until both
@@ -177,12 +181,7 @@ def after_play(tuned, cni: str, kubeconfig: str) -> tuple[tuple[str, str, str], 
     unit is stopped, and each of its patches made sure of (a no-op when it took), retried: right
     after the play the API server timed one out once here ("Timeout: request did not complete
     within requested timeout" after 45 s)."""
-    out = []
-    for kind, name, container in WATCHED:
-        probes = _calico(tuned, cni, container)
-        if probes:
-            stop = "" if out else f"systemctl stop {WATCH_UNIT} 2>/dev/null; "
-            out.append((f"{name} probes under TCG, after the play",
-                        stop + retried(_patch(kind, name, probes, kubeconfig)),
-                        "the patch the unit started before the play made, made sure of (a no-op when it took)"))
-    return tuple(out)
+    return tuple((f"{name} probes under TCG, after the play",
+                  ("" if i else f"systemctl stop {WATCH_UNIT} 2>/dev/null; ") + retried(_patch(kind, name, probes, kubeconfig)),
+                  "the patch the unit started before the play made, made sure of (a no-op when it took)")
+                 for i, (kind, name, probes) in enumerate(_watched(tuned, cni)))
